@@ -1,0 +1,77 @@
+"""Scoring time per predictor over the floor: one bare forward+backward of the same NB201 model
+on the same batch, measured in the same run. Also the whole 7-predictor pass, where NASI, SNIP
+and ZiCo share their batch gradients, over the sum of the predictors run one by one.
+
+    python benchmarks/bench_scoring.py [--n-archs 10] [--batch-size 64] [--threads 2]
+
+Uses Gaussian inputs (the timing does not depend on pixel values), so it needs no data file.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from naslib_plugins.benchmarks.scoring import make_predictors, score_architecture
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.predictors import PREDICTORS
+from naslib_plugins.spaces import get_space
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n-archs", type=int, default=10)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    space = get_space("nasbench201")
+    batches = BatchSource("cifar10", batch_size=args.batch_size, seed=args.seed, data="gaussian")
+    names = PREDICTORS.names()
+    rng = np.random.default_rng(args.seed)
+    archs = [space.sample(rng) for _ in range(args.n_archs)]
+    x, y = batches.batch(0)
+
+    def model_for(arch):
+        torch.manual_seed(args.seed)
+        return space.build_model(arch, "cifar10").to(memory_format=torch.channels_last)
+
+    # warm up oneDNN kernels so the first architecture is not charged for them
+    warm = model_for(archs[0])
+    F.cross_entropy(warm(x), y).backward()
+
+    floor, alone, together = [], {n: [] for n in names}, []
+    for arch in archs:
+        m = model_for(arch)
+        floor.append(min(timed(lambda: F.cross_entropy(m(x), y).backward()) for _ in range(2)))
+        for n in names:
+            pred = PREDICTORS.get(n)()
+            alone[n].append(timed(lambda: pred.score(model_for(arch), batches, F.cross_entropy)))
+        preds = make_predictors(names)
+        together.append(timed(lambda: score_architecture(space, arch, "cifar10", preds, batches, args.seed)))
+
+    f = statistics.mean(floor)
+    print(f"NB201, {args.n_archs} random archs, batch {args.batch_size}, {args.threads} threads")
+    print(f"floor (bare forward+backward): {f:.3f} s/arch")
+    print(f"{'predictor':>10} {'s/arch':>8} {'x floor':>8}")
+    for n in names:
+        s = statistics.mean(alone[n])
+        print(f"{n:>10} {s:8.3f} {s / f:8.2f}")
+    t, serial = statistics.mean(together), sum(statistics.mean(v) for v in alone.values())
+    print(f"all {len(names)} predictors in one pass: {t:.3f} s/arch = {t / f:.2f} x floor "
+          f"({serial / t:.2f}x faster than one by one: {serial:.3f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Ground-truth readers, scoring runs and rank correlation."""

@@ -1,0 +1,40 @@
+"""Rank agreement between predictor scores and ground truth, on the valid pairs only."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats
+
+
+def top_precision(scores: np.ndarray, truth: np.ndarray, fraction: float = 0.1) -> float:
+    """Share of the top `fraction` by score that is also in the top `fraction` by truth."""
+    k = max(1, int(round(fraction * len(scores))))
+    top_pred = set(np.argsort(-scores, kind="stable")[:k].tolist())
+    top_true = set(np.argsort(-truth, kind="stable")[:k].tolist())
+    return len(top_pred & top_true) / k
+
+
+def correlations(scores: list, truth: list) -> dict:
+    """Kendall tau-b, Spearman, Pearson and top-10% precision over the finite pairs."""
+    pairs = [
+        (float(s), float(t))
+        for s, t in zip(scores, truth)
+        if s is not None and t is not None and math.isfinite(s) and math.isfinite(t)
+    ]
+    out = {"n_valid": len(pairs), "n_failed": len(scores) - len(pairs)}
+    if len(pairs) < 3:
+        return {**out, "kendall": None, "spearman": None, "pearson": None, "top10_precision": None}
+    s, t = np.array(pairs).T
+    constant = np.ptp(s) == 0 or np.ptp(t) == 0
+
+    def clean(value: float) -> float | None:
+        return None if constant or not math.isfinite(value) else round(float(value), 6)
+
+    return {
+        **out,
+        "kendall": clean(stats.kendalltau(s, t).statistic),
+        "spearman": clean(stats.spearmanr(s, t).statistic),
+        "pearson": clean(stats.pearsonr(s, t).statistic) if not constant else None,
+        "top10_precision": round(top_precision(s, t), 6),
+    }

@@ -1,0 +1,168 @@
+"""Score architectures with predictors, one model at a time, into an append-only JSONL file.
+
+Every architecture gets its own seed derived from (run seed, arch hash), so a score does not
+depend on which other architectures were scored, in which order, or after a resume."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+import zlib
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import torch
+
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import UserError
+from naslib_plugins.predictors import Predictor, get_predictor
+from naslib_plugins.predictors.base import shared_gradients
+from naslib_plugins.spaces.base import SearchSpace
+
+
+def arch_seed(seed: int, key: str) -> int:
+    return zlib.crc32(f"{seed}|{key}".encode())
+
+
+def score_architecture(
+    space: SearchSpace,
+    arch: Any,
+    dataset: str,
+    predictors: dict[str, Predictor],
+    batches: BatchSource,
+    seed: int,
+    model_kwargs: dict | None = None,
+) -> dict:
+    """One record: hash, encodings, and per predictor its score, seconds and status."""
+    arch = space.parse(arch)
+    key = space.hash(arch)
+    torch.manual_seed(arch_seed(seed, key))
+    model = space.build_model(arch, dataset, **(model_kwargs or {}))
+    model = model.to(memory_format=torch.channels_last)
+    loss_fn = space.loss_fn(dataset)
+    record: dict[str, Any] = {"hash": key, "arch_str": space.to_string(arch), "scores": {},
+                              "seconds": {}, "status": {}, "reason": {}}
+    with shared_gradients(model):
+        for name, predictor in predictors.items():
+            torch.manual_seed(arch_seed(seed, f"{key}|{name}"))
+            start = time.perf_counter()
+            try:
+                value = float(predictor.score(model, batches, loss_fn))
+                reason = None if math.isfinite(value) else f"non-finite score {value}"
+            except Exception as e:  # a proxy failing on one architecture must not end the run
+                value, reason = None, f"{type(e).__name__}: {e}"
+            record["seconds"][name] = round(time.perf_counter() - start, 6)
+            if reason is None:
+                record["scores"][name] = value
+                record["status"][name] = "ok"
+            else:
+                record["scores"][name] = None
+                record["status"][name] = "failed"
+                record["reason"][name] = reason
+    return record
+
+
+def make_predictors(names: Iterable[str]) -> dict[str, Predictor]:
+    out = {}
+    for name in names:
+        if name in out:
+            raise UserError(f"predictor {name!r} named twice")
+        out[name] = get_predictor(name)
+    if not out:
+        raise UserError("no predictors named")
+    return out
+
+
+class ScoreLog:
+    """An append-only JSONL of records after one header line holding the run's settings.
+
+    Each record is flushed and fsynced as it is written, so a killed run loses at most the
+    architecture in flight; reopening skips what is there, drops a torn last line, and refuses
+    a file written with other settings."""
+
+    def __init__(self, path: str | Path, settings: dict, resume: bool = True):
+        self.path = Path(path)
+        self.settings = settings
+        self.records: dict[str, dict] = {}
+        if self.path.exists() and resume:
+            self._load()
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "w") as f:
+                f.write(json.dumps({"header": settings}, sort_keys=True) + "\n")
+        self._file = open(self.path, "a")
+
+    def _load(self) -> None:
+        raw = self.path.read_bytes()
+        lines = raw.split(b"\n")
+        try:
+            header = json.loads(lines[0])["header"]
+        except (ValueError, KeyError, TypeError):
+            raise UserError(f"{self.path}: not a score log (no header line); remove it or pick another --out") from None
+        if header != self.settings:
+            diff = sorted(k for k in set(header) | set(self.settings) if header.get(k) != self.settings.get(k))
+            raise UserError(
+                f"{self.path} was written with other settings ({', '.join(diff)}); "
+                "use the same settings to resume, or another --out"
+            )
+        good = len(lines[0]) + 1
+        for line in lines[1:]:
+            if not line.strip():
+                good += len(line) + 1
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                break  # torn write from a kill: everything after it is dropped
+            self.records[record["hash"]] = record
+            good += len(line) + 1
+        if good < len(raw):
+            with open(self.path, "r+b") as f:
+                f.truncate(good)
+
+    def add(self, record: dict) -> None:
+        self.records[record["hash"]] = record
+        self._file.write(json.dumps(record, sort_keys=True) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> "ScoreLog":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _worker_init() -> None:
+    torch.set_num_threads(1)  # two workers x two threads on two cores is ~5x slower (pitfalls)
+
+
+def _score_job(args: tuple) -> dict:
+    return score_architecture(*args)
+
+
+def score_stream(
+    space: SearchSpace,
+    archs: list,
+    dataset: str,
+    predictors: dict[str, Predictor],
+    batches: BatchSource,
+    seed: int,
+    workers: int = 1,
+    model_kwargs: dict | None = None,
+) -> Iterator[dict]:
+    """Records as they finish (completion order when workers > 1)."""
+    if workers <= 1:
+        for arch in archs:
+            yield score_architecture(space, arch, dataset, predictors, batches, seed, model_kwargs)
+        return
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    jobs = [(space, arch, dataset, predictors, batches, seed, model_kwargs) for arch in archs]
+    with ctx.Pool(workers, initializer=_worker_init) as pool:
+        yield from pool.imap_unordered(_score_job, jobs)

@@ -1,0 +1,279 @@
+"""`naslib-plugins` command line: correlate, naslib-agreement, score, demo, list."""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from naslib_plugins.errors import UserError
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _batches(args: argparse.Namespace, dataset: str):
+    from naslib_plugins.data.batches import BatchSource
+
+    return BatchSource(dataset, batch_size=args.batch_size, seed=args.seed, labels=args.labels,
+                       data=args.data, images=args.images)
+
+
+def _benchmark(args: argparse.Namespace, space: str, dataset: str) -> Path:
+    from naslib_plugins.benchmarks.ground_truth import default_benchmark
+    from naslib_plugins.data.batches import DATA_ENV
+
+    if args.benchmark:
+        return Path(args.benchmark)
+    path = default_benchmark(space, dataset)
+    if path is None:
+        raise UserError(f"no benchmark file for {space}: pass --benchmark PATH or set ${DATA_ENV} to the data folder")
+    return path
+
+
+def cmd_correlate(args: argparse.Namespace) -> int:
+    from naslib_plugins.benchmarks.ground_truth import load_ground_truth
+    from naslib_plugins.benchmarks.run import correlation_table, run_correlation
+    from naslib_plugins.predictors import PREDICTORS
+    from naslib_plugins.spaces import get_space
+
+    space = get_space(args.space)
+    dataset = space.check_dataset(args.dataset)
+    names = [PREDICTORS.canonical(n) for n in _names(args.predictors)]
+    truth = load_ground_truth(_benchmark(args, space.name, dataset), space, dataset, args.metric)
+    batches = _batches(args, dataset)
+    print(f"data: {batches.describe()}", file=sys.stderr)
+    result = run_correlation(space, dataset, truth, names, batches, None if args.all else args.n_archs,
+                             args.seed, Path(args.out), workers=args.workers, resume=not args.restart,
+                             command="naslib-plugins " + shlex.join(sys.argv[1:]))
+    print(correlation_table(result))
+    return 0
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    """Per-architecture agreement with the scores NASLib recorded in a zc_<space>.json."""
+    from naslib_plugins.benchmarks.correlation import correlations
+    from naslib_plugins.benchmarks.ground_truth import load_zc_scores
+    from naslib_plugins.benchmarks.run import sample_keys, score_keys
+    from naslib_plugins.predictors import PREDICTORS
+    from naslib_plugins.spaces import get_space
+
+    space = get_space(args.space)
+    dataset = space.check_dataset(args.dataset)
+    names = [PREDICTORS.canonical(n) for n in _names(args.predictors)]
+    recorded = load_zc_scores(args.zc_file, space, dataset)
+    for n in names:
+        missing = [k for k, v in recorded.items() if n not in v]
+        if missing:
+            raise UserError(f"{args.zc_file} has no {n!r} score for {len(missing)} architectures (e.g. {missing[0]})")
+    keys = sample_keys(list(recorded), args.n_archs, args.seed)
+    batches = _batches(args, dataset)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    settings = {"space": space.name, "dataset": dataset, "predictors": names, "seed": args.seed,
+                "batch_size": batches.batch_size, "labels": batches.labels, "data": batches.data,
+                "keys": len(keys), "benchmark": Path(args.zc_file).name, "metric": "naslib-scores"}
+    records = score_keys(space, keys, dataset, names, batches, args.seed, out / "scores.jsonl", settings,
+                         workers=args.workers, resume=not args.restart, desc=f"agreement {dataset}")
+    result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": args.seed,
+              "zc_file": Path(args.zc_file).name, "data": batches.describe(),
+              "command": "naslib-plugins " + shlex.join(sys.argv[1:]), "predictors": {}}
+    lines = [f"Agreement with NASLib's recorded scores, {space.name}/{dataset}, {len(keys)} architectures",
+             "", "| predictor | Spearman | Kendall | exact (rel. 1e-6) | max abs diff |", "|---|---|---|---|---|"]
+    for n in names:
+        ours = [records[k]["scores"].get(n) for k in keys]
+        theirs = [recorded[k][n] for k in keys]
+        c = correlations(ours, theirs)
+        pairs = [(a, b) for a, b in zip(ours, theirs) if a is not None]
+        diffs = [abs(a - b) for a, b in pairs]
+        exact = sum(abs(a - b) <= 1e-6 * max(1.0, abs(b)) for a, b in pairs)
+        c.update(exact=exact, max_abs_diff=max(diffs) if diffs else None)
+        result["predictors"][n] = c
+        sp = "n/a" if c["spearman"] is None else f"{c['spearman']:.3f}"
+        kt = "n/a" if c["kendall"] is None else f"{c['kendall']:.3f}"
+        lines.append(f"| {n} | {sp} | {kt} | {exact}/{len(keys)} | {c['max_abs_diff']:.3g} |")
+    (out / "agreement.json").write_text(json.dumps(result, indent=2) + "\n")
+    table = "\n".join(lines)
+    (out / "agreement.md").write_text(table + f"\n\nData: {result['data']}.\n\nCommand: `{result['command']}`\n")
+    print(table)
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    """Score the named architectures (or a seeded random sample) and print one JSON line each."""
+    from naslib_plugins.benchmarks.scoring import make_predictors, score_stream
+    from naslib_plugins.predictors import PREDICTORS
+    from naslib_plugins.spaces import get_space
+
+    space = get_space(args.space)
+    dataset = space.check_dataset(args.dataset)
+    predictors = make_predictors([PREDICTORS.canonical(n) for n in _names(args.predictors)])
+    if args.arch:
+        archs = [space.parse(a) for a in args.arch]  # all malformed input fails before any work
+    else:
+        rng = np.random.default_rng(args.seed)
+        archs = [space.sample(rng) for _ in range(args.n_archs)]
+    batches = _batches(args, dataset)
+    for record in score_stream(space, archs, dataset, predictors, batches, args.seed, workers=args.workers):
+        print(json.dumps(record, sort_keys=True), flush=True)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Score random NB201 architectures on Gaussian inputs with every predictor; no files needed."""
+    from naslib_plugins.benchmarks.correlation import correlations
+    from naslib_plugins.benchmarks.scoring import make_predictors, score_stream
+    from naslib_plugins.data.batches import BatchSource
+    from naslib_plugins.predictors import PREDICTORS
+    from naslib_plugins.spaces import get_space
+    from tqdm import tqdm
+
+    space = get_space("nasbench201")
+    rng = np.random.default_rng(args.seed)
+    archs = []
+    while len(archs) < args.n_archs:
+        a = space.sample(rng)
+        if a not in archs:
+            archs.append(a)
+    names = PREDICTORS.names()
+    batches = BatchSource("cifar10", batch_size=args.batch_size, seed=args.seed, data="gaussian")
+    print(f"demo: {len(archs)} random NAS-Bench-201 architectures, {batches.describe()}")
+    records = list(tqdm(score_stream(space, archs, "cifar10", make_predictors(names), batches, args.seed),
+                        total=len(archs), desc="scoring", unit="arch", file=sys.stderr))
+    width = max(len(r["arch_str"]) for r in records)
+    print(f"{'architecture':<{width}} " + " ".join(f"{n:>10}" for n in names))
+    for r in records:
+        cells = [("failed" if r["scores"][n] is None else f"{r['scores'][n]:10.4g}") for n in names]
+        print(f"{r['arch_str']:<{width}} " + " ".join(f"{c:>10}" for c in cells))
+    print("\nKendall tau between predictors (rank agreement):")
+    print(" " * 9 + " ".join(f"{n:>8}" for n in names))
+    for a in names:
+        row = []
+        for b in names:
+            tau = correlations([r["scores"][a] for r in records], [r["scores"][b] for r in records])["kendall"]
+            row.append("     n/a" if tau is None else f"{tau:8.2f}")
+        print(f"{a:>8} " + " ".join(row))
+    seconds = {n: np.mean([r["seconds"][n] for r in records]) for n in names}
+    print("\nseconds per architecture: " + ", ".join(f"{n} {s:.3f}" for n, s in seconds.items()))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from naslib_plugins.optimizers import OPTIMIZERS
+    from naslib_plugins.predictors import PREDICTORS
+    from naslib_plugins.spaces import SPACES
+
+    print("spaces:     " + ", ".join(SPACES.names()))
+    print("predictors: " + ", ".join(PREDICTORS.names()))
+    print("optimizers: " + (", ".join(OPTIMIZERS.names()) or "(none yet)"))
+    return 0
+
+
+def _add_data_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--labels", default="true", help="true | random (NASI's label-agnostic check)")
+    p.add_argument("--data", default="real", help="real | gaussian (N(0,1) images)")
+    p.add_argument("--images", help="an .npz with x_train (uint8 NHWC) and y_train; default: the CIFAR-10 sample in $NASLIB_PLUGINS_DATA")
+    p.add_argument("--workers", type=int, default=1, help="processes (one torch thread each)")
+    p.add_argument("--restart", action="store_true", help="ignore an existing scores.jsonl instead of resuming")
+
+
+def _load_config(path: str, parser: argparse.ArgumentParser) -> dict:
+    """YAML keys are the command's long options (dashes or underscores); unknown keys are errors."""
+    import yaml
+
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f) or {}
+    except OSError as e:
+        raise UserError(f"config file {path}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise UserError(f"config file {path}: not valid YAML ({e})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"config file {path}: expected a mapping of option: value")
+    known = {a.dest for a in parser._actions}
+    out = {}
+    for key, value in data.items():
+        dest = str(key).replace("-", "_")
+        if dest not in known or dest in ("help", "config"):
+            raise UserError(f"config file {path}: unknown option {key!r}")
+        out[dest] = ",".join(map(str, value)) if isinstance(value, list) else value
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="naslib-plugins", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    parser.subcommands = sub.choices
+
+    p = sub.add_parser("correlate", help="rank correlation of predictors with benchmark ground truth")
+    p.add_argument("--space", default="nasbench201")
+    p.add_argument("--dataset", default="cifar10")
+    p.add_argument("--predictors", default="nasi,zico,snip,grasp,synflow,params,flops")
+    p.add_argument("--n-archs", type=int, default=1000)
+    p.add_argument("--all", action="store_true", help="every architecture the benchmark file has")
+    p.add_argument("--metric", default="test_accuracy")
+    p.add_argument("--benchmark", help="ground-truth file (.csv, NASLib zc_*.json or NB201 .pickle)")
+    p.add_argument("--out")
+    p.add_argument("--config", help="a YAML file of these options (command-line flags override it)")
+    _add_data_args(p)
+    p.set_defaults(func=cmd_correlate)
+
+    p = sub.add_parser("naslib-agreement", help="per-architecture agreement with NASLib's recorded proxy scores")
+    p.add_argument("--space", default="nasbench201")
+    p.add_argument("--dataset", default="cifar10")
+    p.add_argument("--predictors", default="params,flops,synflow,snip,grasp")
+    p.add_argument("--zc-file", required=True, help="NASLib's zc_<space>.json")
+    p.add_argument("--n-archs", type=int, default=None)
+    p.add_argument("--out", required=True)
+    _add_data_args(p)
+    p.set_defaults(func=cmd_agreement)
+
+    p = sub.add_parser("score", help="score given architectures, one JSON line each")
+    p.add_argument("--space", default="nasbench201")
+    p.add_argument("--dataset", default="cifar10")
+    p.add_argument("--predictors", default="nasi,zico,snip,grasp,synflow,params,flops")
+    p.add_argument("--arch", action="append", help="an architecture encoding (repeatable)")
+    p.add_argument("--n-archs", type=int, default=1, help="random architectures when no --arch is given")
+    _add_data_args(p)
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("demo", help="the main job on an embedded default (no downloaded file)")
+    p.add_argument("--n-archs", type=int, default=20)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("list", help="registered spaces, predictors and optimizers")
+    p.set_defaults(func=cmd_list)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = parser.parse_args(argv)
+        if getattr(args, "config", None):
+            sub = parser.subcommands[args.command]
+            sub.set_defaults(**_load_config(args.config, sub))
+            args = parser.parse_args(argv)
+        if args.command == "correlate" and not args.out:
+            raise UserError("correlate needs --out DIR (on the command line or in --config)")
+        return args.func(args)
+    except UserError as e:
+        print(f"naslib-plugins: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("naslib-plugins: interrupted; finished architectures are saved, rerun the same command to resume",
+              file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,11 @@
+"""Zero-cost predictors by name: `PREDICTORS.get("zico")()` gives a ZiCo scorer."""
+from naslib_plugins.predictors.base import PREDICTORS, Predictor
+from naslib_plugins.predictors import gradient as _gradient  # noqa: F401  (registers)
+from naslib_plugins.predictors import model_stats as _model_stats  # noqa: F401  (registers)
+
+
+def get_predictor(name: str, **options) -> Predictor:
+    return PREDICTORS.get(name)(**options)
+
+
+__all__ = ["PREDICTORS", "Predictor", "get_predictor"]

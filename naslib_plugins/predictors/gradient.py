@@ -1,0 +1,136 @@
+"""Gradient-based proxies: NASI, ZiCo, SNIP, GraSP, SynFlow.
+
+All of them see the network in train mode (batch statistics in BatchNorm) at its
+random initialisation, as NASLib's `find_measures` does.
+"""
+from __future__ import annotations
+
+import copy
+import math
+
+import torch
+import torch.nn as nn
+
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.predictors.base import (
+    PREDICTORS,
+    LossFn,
+    Predictor,
+    batch_gradients,
+    weight_layers,
+)
+
+
+@PREDICTORS.register("nasi")
+class NASI(Predictor):
+    """NASI's NTK trace-norm estimate (Shu et al., ICLR 2022, eq. 11):
+    || (1/b) sum_x grad_theta L_x ||_2^2 over all parameters, i.e. the squared norm of the
+    gradient of the mean mini-batch loss. The constant m/gamma is dropped: it ranks nothing."""
+
+    def __init__(self, batches: int = 1):
+        self.batches = batches
+
+    def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
+        total = 0.0
+        for i in range(self.batches):
+            grads = batch_gradients(model, batches, i, loss_fn).values()
+            total += sum(float(g.double().pow(2).sum()) for g in grads if g is not None)
+        return total / self.batches
+
+
+@PREDICTORS.register("zico")
+class ZiCo(Predictor):
+    """ZiCo (Li et al., ICLR 2023), as the authors' code computes it: for every conv/linear
+    weight, mean |g| over N batches divided by std g (ddof 0) across them; weights with zero
+    std are dropped; per layer the log of the sum; the score is the sum over layers."""
+
+    def __init__(self, batches: int = 2):
+        if batches < 2:
+            raise ValueError("zico needs at least 2 batches to measure gradient spread")
+        self.batches = batches
+
+    def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
+        layers = [m.weight for m in weight_layers(model)]
+        # one (N, numel) matrix per layer; grads are copied in, never aliased (see pitfalls)
+        per_layer = [torch.empty(self.batches, w.numel()) for w in layers]
+        for i in range(self.batches):
+            grads = batch_gradients(model, batches, i, loss_fn)
+            for rows, w in zip(per_layer, layers):
+                g = grads.get(w)
+                rows[i] = 0.0 if g is None else g.reshape(-1)
+        total = 0.0
+        for rows in per_layer:
+            std = rows.std(dim=0, correction=0)
+            keep = std != 0
+            ratio = float((rows.abs().mean(dim=0)[keep] / std[keep]).double().sum())
+            if ratio != 0.0:
+                total += math.log(ratio)
+        return total
+
+
+@PREDICTORS.register("snip")
+class SNIP(Predictor):
+    """SNIP (Lee et al. 2019) as in Abdelfattah et al. 2021: sum over conv/linear weights of
+    |dL/dmask| = |w * dL/dw|, one batch."""
+
+    def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
+        grads = batch_gradients(model, batches, 0, loss_fn)
+        total = 0.0
+        for m in weight_layers(model):
+            g = grads.get(m.weight)
+            if g is not None:
+                total += float((m.weight.detach() * g).abs().double().sum())
+        return total
+
+
+@PREDICTORS.register("grasp")
+class GraSP(Predictor):
+    """GraSP (Wang et al. 2020) as in Abdelfattah et al. 2021 / NASLib: sum of -w * (H g) over
+    conv/linear weights, with g the loss gradient and H the Hessian, on one batch.
+
+    NASLib runs two identical forward passes (one for g, one for the graph of g); in train
+    mode they give the same tensors, so one pass with create_graph serves both."""
+
+    def __init__(self, temperature: float = 1.0):
+        self.temperature = temperature
+
+    def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
+        model.train()
+        weights = [m.weight for m in weight_layers(model)]
+        x, y = batches.batch(0)
+        loss = loss_fn(model(x) / self.temperature, y)
+        grads = torch.autograd.grad(loss, weights, create_graph=True, allow_unused=True)
+        used = [(w, g) for w, g in zip(weights, grads) if g is not None]
+        z = sum((g.detach() * g).sum() for _, g in used)
+        hg = torch.autograd.grad(z, [w for w, _ in used], allow_unused=True)
+        return sum(float((-w.detach() * h).double().sum()) for (w, _), h in zip(used, hg) if h is not None)
+
+
+class _NoBN(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+@PREDICTORS.register("synflow")
+class SynFlow(Predictor):
+    """SynFlow (Tanaka et al. 2020) as in Abdelfattah et al. 2021 / NASLib: BatchNorm off,
+    |theta| in float64, an all-ones input of one sample, R = sum(output); the score is
+    sum over conv/linear weights of |w * dR/dw|. NASLib stores log(score): ranks are equal."""
+
+    needs_data = False
+
+    def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
+        net = copy.deepcopy(model)
+        for parent in list(net.modules()):
+            for child_name, child in parent.named_children():
+                if isinstance(child, nn.modules.batchnorm._BatchNorm):
+                    setattr(parent, child_name, _NoBN())
+        net = net.double().train()
+        with torch.no_grad():
+            for p in net.parameters():
+                p.abs_()
+        res = batches.resolution
+        out = net(torch.ones(1, 3, res, res, dtype=torch.float64))
+        weights = [m.weight for m in weight_layers(net)]
+        grads = torch.autograd.grad(out.sum(), weights, allow_unused=True)
+        return sum(float((w.detach() * g).abs().sum()) for w, g in zip(weights, grads) if g is not None)

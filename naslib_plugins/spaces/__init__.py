@@ -1,0 +1,21 @@
+"""Search spaces by name (NASLib's `get_type()` names)."""
+from naslib_plugins.registry import Registry
+from naslib_plugins.spaces.base import SearchSpace
+from naslib_plugins.spaces.nasbench101 import NasBench101Space
+from naslib_plugins.spaces.nasbench201 import NasBench201Space
+from naslib_plugins.spaces.nasbench301 import NasBench301Space
+from naslib_plugins.spaces.transbench101 import TransBench101MacroSpace, TransBench101MicroSpace
+
+SPACES: Registry[type[SearchSpace]] = Registry("search space")
+SPACES.add("nasbench201", NasBench201Space, aliases=("nb201",))
+SPACES.add("nasbench301", NasBench301Space, aliases=("darts", "nb301"))
+SPACES.add("nasbench101", NasBench101Space, aliases=("nb101",))
+SPACES.add("transbench101_micro", TransBench101MicroSpace, aliases=("tnb101_micro",))
+SPACES.add("transbench101_macro", TransBench101MacroSpace, aliases=("tnb101_macro",))
+
+
+def get_space(name: str) -> SearchSpace:
+    return SPACES.get(name)()
+
+
+__all__ = ["SPACES", "SearchSpace", "get_space"]

@@ -1,0 +1,40 @@
+"""Shared fixtures. Tests that need the benchmark data skip locally without it, but fail in CI
+(CI=true), where .ci/run points NASLIB_PLUGINS_DATA at the shared data."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+torch.set_num_threads(min(2, torch.get_num_threads()))
+
+
+def _require(path: Path) -> Path:
+    if not path.exists():
+        message = f"shared benchmark data missing: {path} (set NASLIB_PLUGINS_DATA)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    value = os.environ.get("NASLIB_PLUGINS_DATA")
+    if not value:
+        default = Path(__file__).resolve().parents[1].parent / "shared" / "benchdata"
+        value = str(default)
+    return _require(Path(value))
+
+
+@pytest.fixture(scope="session")
+def require():
+    """require(path) -> path, or skip (fail in CI) when a shared file is missing."""
+    return _require
+
+
+@pytest.fixture(scope="session")
+def cifar_npz(shared_data: Path) -> Path:
+    return _require(shared_data / "cifar10_convnetjs" / "cifar10_convnetjs_5k.npz")

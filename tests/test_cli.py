@@ -1,0 +1,114 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from naslib_plugins.cli import main
+
+A = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_3x3~2|"
+
+
+def _err_line(capsys):
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if "Traceback" in line or "error" in line]
+    assert len(err) == 1, err
+    return err[0]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["score", "--space", "nb999", "--data", "gaussian"], "unknown search space 'nb999'"),
+        (["score", "--predictors", "zicoo", "--data", "gaussian"], "unknown predictor 'zicoo'"),
+        (["score", "--dataset", "svhn", "--data", "gaussian"], "unknown dataset 'svhn'"),
+        (["score", "--arch", "|conv~0|+|none~0|none~1|+|none~0|none~1|none~2|", "--data", "gaussian"],
+         "unknown nasbench201 op 'conv'"),
+        (["score", "--arch", "(0, 1, 2)", "--data", "gaussian"], "needs 6 op indices"),
+        (["correlate", "--benchmark", "/nonexistent/nb201.csv", "--out", "x", "--data", "gaussian"],
+         "benchmark file not found: /nonexistent/nb201.csv"),
+        (["score", "--data", "noise"], "unknown data mode 'noise'"),
+    ],
+)
+def test_bad_input_gives_one_line_and_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    line = _err_line(capsys)
+    assert line.startswith("naslib-plugins: error: ") and message in line
+
+
+def test_score_prints_records(capsys):
+    assert main(["score", "--arch", A, "--predictors", "params,synflow", "--data", "gaussian", "--batch-size", "4"]) == 0
+    record = json.loads(capsys.readouterr().out.strip())
+    assert record["arch_str"] == A and record["status"] == {"params": "ok", "synflow": "ok"}
+    assert record["scores"]["params"] == pytest.approx(1.288506, abs=1e-6)  # pitfalls.md: 1.29M
+
+
+def _correlate(tmp, bench, extra=()):
+    return main(["correlate", "--space", "nasbench201", "--dataset", "cifar10", "--predictors",
+                 "snip,params", "--n-archs", "4", "--seed", "0", "--batch-size", "4", "--data", "gaussian",
+                 "--benchmark", str(bench), "--out", str(tmp), *extra])
+
+
+def test_correlate_writes_outputs_and_resumes(tmp_path, shared_data, capsys):
+    bench = shared_data / "nasbench201" / "nb201_all_15625.csv"
+    assert _correlate(tmp_path, bench) == 0
+    result = json.loads((tmp_path / "correlation.json").read_text())
+    assert set(result) >= {"space", "dataset", "n_archs", "seed", "metric", "predictors"}
+    assert result["n_archs"] == 4 and result["metric"] == "test_accuracy"
+    assert set(result["predictors"]["snip"]) >= {"kendall", "spearman", "pearson", "top10_precision",
+                                                 "n_valid", "n_failed", "seconds_per_arch"}
+    assert result["predictors"]["params"]["n_valid"] == 4
+    rows = (tmp_path / "scores.csv").read_text().strip().splitlines()
+    assert len(rows) == 5 and rows[0].startswith("hash,arch_str,test_accuracy,snip,snip_seconds,snip_status")
+    assert "| snip |" in (tmp_path / "correlation.md").read_text()
+    log = (tmp_path / "scores.jsonl").read_text().splitlines()
+    assert len(log) == 5
+    # a torn last line (a kill mid-write) is dropped and that architecture rescored
+    (tmp_path / "scores.jsonl").write_text("\n".join(log[:-1]) + "\n" + log[-1][:20])
+    capsys.readouterr()
+    assert _correlate(tmp_path, bench) == 0
+    assert "resuming: 3 of 4" in capsys.readouterr().err
+    again = [json.loads(x) for x in (tmp_path / "scores.jsonl").read_text().splitlines()[1:]]
+    assert sorted(r["hash"] for r in again) == sorted(json.loads(x)["hash"] for x in log[1:])
+    resumed = json.loads((tmp_path / "correlation.json").read_text())["predictors"]
+    for name in ("snip", "params"):
+        assert resumed[name]["spearman"] == result["predictors"][name]["spearman"]
+    # other settings refuse to resume into the same file
+    assert _correlate(tmp_path, bench, ["--labels", "random"]) == 2
+    assert "written with other settings (labels)" in _err_line(capsys)
+
+
+def test_resumed_scores_equal_uninterrupted_scores(tmp_path, shared_data):
+    bench = shared_data / "nasbench201" / "nb201_all_15625.csv"
+    full, cut = tmp_path / "full", tmp_path / "cut"
+    assert _correlate(full, bench) == 0
+    assert _correlate(cut, bench) == 0
+    lines = (cut / "scores.jsonl").read_text().splitlines()
+    (cut / "scores.jsonl").write_text("\n".join(lines[:2]) + "\n")
+    assert _correlate(cut, bench) == 0
+
+    def scores(d):
+        return {r["hash"]: r["scores"] for r in map(json.loads, (d / "scores.jsonl").read_text().splitlines()[1:])}
+
+    assert scores(full) == scores(cut)
+
+
+def test_list_and_module_entry_point():
+    out = subprocess.run([sys.executable, "-m", "naslib_plugins", "list"], capture_output=True, text=True, check=True)
+    assert "nasbench201" in out.stdout and "zico" in out.stdout
+
+
+def test_demo_runs_on_gaussian_data_without_files(capsys, monkeypatch):
+    monkeypatch.delenv("NASLIB_PLUGINS_DATA", raising=False)
+    assert main(["demo", "--n-archs", "3", "--batch-size", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "Kendall tau between predictors" in out and "zico" in out and "Gaussian" in out
+
+
+def test_yaml_config_supplies_defaults_and_flags_override(tmp_path, shared_data):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("space: nasbench201\npredictors: [params]\nn-archs: 3\nbatch-size: 4\ndata: gaussian\n"
+                   f"benchmark: {shared_data / 'nasbench201' / 'nb201_all_15625.csv'}\n")
+    assert main(["correlate", "--config", str(cfg), "--n-archs", "2", "--out", str(tmp_path / "o")]) == 0
+    assert json.loads((tmp_path / "o" / "correlation.json").read_text())["n_archs"] == 2
+    cfg.write_text("n_arch: 3\n")
+    assert main(["correlate", "--config", str(cfg), "--out", str(tmp_path / "o2")]) == 2

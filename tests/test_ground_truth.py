@@ -1,0 +1,118 @@
+import json
+import pickle
+
+import pytest
+
+from naslib_plugins.benchmarks.correlation import correlations, top_precision
+from naslib_plugins.benchmarks.ground_truth import load_ground_truth, load_zc_scores
+from naslib_plugins.benchmarks.safe_pickle import safe_load
+from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.spaces import get_space
+
+space = get_space("nasbench201")
+A = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_3x3~2|"
+B = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
+
+
+def test_shared_csv_table(shared_data):
+    gt = load_ground_truth(shared_data / "nasbench201" / "nb201_all_15625.csv", space, "cifar10")
+    assert len(gt) == 15625
+    assert max(gt.values.values()) == pytest.approx(94.3733, abs=1e-3)
+    assert gt.get(space.hash(A)) == pytest.approx(94.3633, abs=1e-3)
+    assert len(set(gt.index.values())) == 15625
+    im = load_ground_truth(shared_data / "nasbench201" / "nb201_all_15625.csv", space, "ImageNet16-120")
+    assert max(im.values.values()) == pytest.approx(47.3111, abs=1e-3)
+    val = load_ground_truth(shared_data / "nasbench201" / "nb201_all_15625.csv", space, "cifar100", "val_accuracy")
+    assert len(val) == 15625
+
+
+def test_naslib_zc_json(shared_data):
+    path = shared_data / "nasbench201" / "original" / "zc_nasbench201.json"
+    gt = load_ground_truth(path, space, "cifar100", "val_accuracy")
+    assert len(gt) == 725
+    scores = load_zc_scores(path, space, "cifar10")
+    assert len(scores) == 724 and {"params", "synflow", "snip", "grasp"} <= set(next(iter(scores.values())))
+    with pytest.raises(BenchmarkFileError, match="no 'test_accuracy'"):
+        load_ground_truth(path, space, "cifar10", "test_accuracy")
+
+
+def test_csv_errors(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("arch_str,acc\n" + A + ",90\n")
+    with pytest.raises(BenchmarkFileError, match="needs an architecture column .* and a metric column"):
+        load_ground_truth(p, space, "cifar10")
+    p.write_text("arch_str,test_accuracy\n" + A + ",90\n|bad~0|,1\n")
+    with pytest.raises(BenchmarkFileError, match="line 3"):
+        load_ground_truth(p, space, "cifar10")
+    p.write_text("arch_str,test_accuracy\n" + A + ",ninety\n")
+    with pytest.raises(BenchmarkFileError, match="not a number"):
+        load_ground_truth(p, space, "cifar10")
+    with pytest.raises(BenchmarkFileError, match="benchmark file not found: .*nope.csv"):
+        load_ground_truth(tmp_path / "nope.csv", space, "cifar10")
+    with pytest.raises(UserError, match="unknown metric"):
+        load_ground_truth(p, space, "cifar10", "loss")
+
+
+def test_truncated_json(tmp_path):
+    p = tmp_path / "zc.json"
+    p.write_text(json.dumps({"cifar10": {"(0, 1, 2, 3, 4, 1)": {"val_accuracy": 50.0}}})[:-5])
+    with pytest.raises(BenchmarkFileError, match="truncated or invalid JSON"):
+        load_ground_truth(p, space, "cifar10", "val_accuracy")
+
+
+def _nb201_pickle_entry(acc):
+    return {"eval_acc1es": [acc - 5, acc], "train_acc1es": [50.0, 60.0], "cost_info": {"train_time": 1.0}}
+
+
+def test_naslib_nb201_pickle_layout(tmp_path):
+    p = tmp_path / "nb201_cifar10_full_training.pickle"
+    data = {A: {"cifar10-valid": _nb201_pickle_entry(91.5)}, B: {"cifar10-valid": _nb201_pickle_entry(10.0)}}
+    p.write_bytes(pickle.dumps(data))
+    gt = load_ground_truth(p, space, "cifar10")
+    assert gt.get(space.hash(A)) == 91.5 and gt.get(space.hash(B)) == 10.0
+    train = load_ground_truth(p, space, "cifar10", "train_accuracy")
+    assert train.get(space.hash(A)) == 60.0
+    with pytest.raises(BenchmarkFileError, match="no cifar100 results"):
+        load_ground_truth(p, space, "cifar100")
+
+
+class _Evil:
+    def __init__(self, target):
+        self.target = target
+
+    def __reduce__(self):
+        return (open, (self.target, "w"))
+
+
+def test_pickle_with_forbidden_global_is_refused_not_executed(tmp_path):
+    victim = tmp_path / "created_by_pickle.txt"
+    p = tmp_path / "evil.pickle"
+    p.write_bytes(pickle.dumps({A: _Evil(str(victim))}))
+    with pytest.raises(BenchmarkFileError, match=r"refused to unpickle \(forbidden global io.open\)"):
+        load_ground_truth(p, space, "cifar10")
+    assert not victim.exists()
+    p.write_bytes(pickle.dumps({"a": [1.0, 2.0]})[:-3])
+    with pytest.raises(BenchmarkFileError, match="truncated or corrupt pickle"):
+        safe_load(p)
+
+
+def test_correlations_drop_invalid_pairs_and_count_them():
+    s = [1.0, 2.0, None, float("nan"), 5.0, 6.0]
+    t = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    c = correlations(s, t)
+    assert c["n_valid"] == 4 and c["n_failed"] == 2
+    assert c["kendall"] == 1.0 and c["spearman"] == 1.0
+    reverse = correlations([-v for v in t], t)
+    assert reverse["kendall"] == -1.0 and reverse["top10_precision"] == 0.0
+    assert correlations([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])["spearman"] is None
+    assert correlations([1.0], [1.0])["kendall"] is None
+
+
+def test_top_precision():
+    import numpy as np
+
+    truth = np.arange(20.0)
+    assert top_precision(truth, truth) == 1.0
+    scores = truth.copy()
+    scores[[18, 19]] = -1  # the two best ranked last
+    assert top_precision(scores, truth) == 0.0

@@ -1,0 +1,176 @@
+import copy
+import json
+import math
+import types
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from naslib_plugins.benchmarks.scoring import make_predictors, score_architecture
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import UserError
+from naslib_plugins.predictors import PREDICTORS, Predictor, get_predictor
+from naslib_plugins.predictors.base import shared_gradients, weight_layers
+from naslib_plugins.predictors.model_stats import count_flops
+from naslib_plugins.spaces import get_space
+
+space = get_space("nasbench201")
+ARCH = (2, 3, 0, 4, 2, 3)
+SMALL = {"C": 4, "N": 1}
+
+
+def small_model(arch=ARCH, seed=0, dataset="cifar10"):
+    torch.manual_seed(seed)
+    return space.build_model(arch, dataset, **SMALL)
+
+
+@pytest.fixture(scope="module")
+def batches():
+    return BatchSource("cifar10", batch_size=8, seed=0, data="gaussian")
+
+
+def test_registry_has_the_six_proxies_and_sizes():
+    assert set(PREDICTORS.names()) >= {"nasi", "zico", "snip", "grasp", "synflow", "params", "flops"}
+    with pytest.raises(UserError, match="unknown predictor 'jacob'"):
+        get_predictor("jacob")
+
+
+@pytest.mark.parametrize("name", PREDICTORS.names())
+def test_every_predictor_is_finite_and_bitwise_reproducible(name, batches):
+    a = get_predictor(name).score(small_model(), batches, F.cross_entropy)
+    b = get_predictor(name).score(small_model(), batches, F.cross_entropy)
+    assert math.isfinite(a) and a == b
+    c = get_predictor(name).score(small_model(seed=1), batches, F.cross_entropy)
+    if PREDICTORS.get(name).needs_data or name not in ("params", "flops"):
+        assert c != a  # depends on the initialisation
+
+
+def test_nasi_is_squared_norm_of_mean_batch_gradient(batches):
+    model = small_model()
+    x, y = batches.batch(0)
+    model.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    expected = sum(float(p.grad.double().pow(2).sum()) for p in model.parameters())
+    assert get_predictor("nasi").score(small_model(), batches, F.cross_entropy) == pytest.approx(expected, rel=1e-6)
+
+
+def test_zico_matches_per_weight_formula_and_is_not_zero(batches):
+    """The official formula, written out with plain loops over two separately zeroed batches."""
+    model = small_model()
+    per_batch = []
+    for i in range(2):
+        model.zero_grad()
+        x, y = batches.batch(i)
+        F.cross_entropy(model(x), y).backward()
+        per_batch.append([m.weight.grad.detach().clone().flatten() for m in weight_layers(model)])
+    expected = 0.0
+    for g0, g1 in zip(*per_batch):
+        g = torch.stack([g0, g1])
+        std = g.std(0, correction=0)
+        nz = std != 0
+        s = float((g.abs().mean(0)[nz] / std[nz]).sum())
+        if s:
+            expected += math.log(s)
+    got = get_predictor("zico").score(small_model(), batches, F.cross_entropy)
+    assert expected != 0.0
+    assert got == pytest.approx(expected, rel=1e-5)
+
+
+def _snip_with_masks(model, x, y):
+    """SNIP as Abdelfattah et al. code it: a mask of ones on every conv/linear weight."""
+    for layer in weight_layers(model):
+        layer.weight_mask = nn.Parameter(torch.ones_like(layer.weight))
+        layer.weight.requires_grad = False
+        if isinstance(layer, nn.Conv2d):
+            layer.forward = types.MethodType(
+                lambda self, x: F.conv2d(x, self.weight * self.weight_mask, self.bias, self.stride,
+                                         self.padding, self.dilation, self.groups), layer)
+        else:
+            layer.forward = types.MethodType(lambda self, x: F.linear(x, self.weight * self.weight_mask, self.bias), layer)
+    F.cross_entropy(model(x), y).backward()
+    return sum(float(layer.weight_mask.grad.abs().sum()) for layer in weight_layers(model))
+
+
+def test_snip_equals_mask_gradient_formulation(batches):
+    x, y = batches.batch(0)
+    expected = _snip_with_masks(small_model(), x, y)
+    assert get_predictor("snip").score(small_model(), batches, F.cross_entropy) == pytest.approx(expected, rel=1e-5)
+
+
+def test_grasp_equals_two_pass_formulation(batches):
+    model = small_model()
+    weights = [m.weight for m in weight_layers(model)]
+    x, y = batches.batch(0)
+    grad_w = torch.autograd.grad(F.cross_entropy(model(x), y), weights)
+    grad_f = torch.autograd.grad(F.cross_entropy(model(x), y), weights, create_graph=True)
+    z = sum((gw.detach() * gf).sum() for gw, gf in zip(grad_w, grad_f))
+    z.backward()
+    expected = sum(float((-w.detach() * w.grad).sum()) for w in weights)
+    assert get_predictor("grasp").score(small_model(), batches, F.cross_entropy) == pytest.approx(expected, rel=1e-4)
+
+
+def test_synflow_ignores_batchnorm_and_data_and_keeps_model_intact(batches):
+    model = small_model()
+    before = copy.deepcopy(model.state_dict())
+    s = get_predictor("synflow").score(model, batches, F.cross_entropy)
+    other = BatchSource("cifar10", batch_size=8, seed=9, data="gaussian")
+    assert s == get_predictor("synflow").score(model, other, F.cross_entropy)
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, before[k]), k
+    assert s > 0
+
+
+def test_disconnected_cell_scores_zero_synflow(batches):
+    # every input of the output node is `none`: no signal reaches the classifier
+    dead = (0, 0, 1, 0, 1, 1)
+    assert get_predictor("synflow").score(small_model(dead), batches, F.cross_entropy) == 0.0
+
+
+def test_flops_and_params_match_naslib_records(shared_data):
+    with open(shared_data / "nasbench201" / "original" / "zc_nasbench201.json") as f:
+        zc = json.load(f)
+    for dataset, res in (("cifar10", 32), ("ImageNet16-120", 16)):
+        for key in list(zc[dataset])[:25]:
+            model = space.build_model(key, dataset)
+            flops = count_flops(model.eval(), torch.zeros(1, 3, res, res)) / 1e6
+            assert flops == pytest.approx(zc[dataset][key]["flops"]["score"], abs=1e-5), (dataset, key)
+
+
+def test_shared_gradients_give_the_same_scores_as_separate_models(batches):
+    names = ["nasi", "zico", "snip", "grasp", "synflow", "params", "flops"]
+    record = score_architecture(space, ARCH, "cifar10", make_predictors(names), batches, seed=3, model_kwargs=SMALL)
+    again = score_architecture(space, ARCH, "cifar10", make_predictors(names[::-1]), batches, seed=3, model_kwargs=SMALL)
+    assert record["scores"] == again["scores"]
+    assert all(s == "ok" for s in record["status"].values())
+
+
+class _Exploding(Predictor):
+    name = "exploding"
+
+    def score(self, model, batches, loss_fn):
+        return float("nan")
+
+
+class _Raising(Predictor):
+    name = "raising"
+
+    def score(self, model, batches, loss_fn):
+        raise RuntimeError("boom")
+
+
+def test_nan_and_exceptions_are_reported_as_failed(batches):
+    preds = {"nan": _Exploding(), "raise": _Raising(), "params": get_predictor("params")}
+    r = score_architecture(space, ARCH, "cifar10", preds, batches, seed=0, model_kwargs=SMALL)
+    assert r["status"] == {"nan": "failed", "raise": "failed", "params": "ok"}
+    assert r["reason"]["nan"] == "non-finite score nan"
+    assert r["reason"]["raise"] == "RuntimeError: boom"
+    assert r["scores"]["nan"] is None and r["scores"]["params"] > 0
+
+
+def test_shared_gradients_cache_is_scoped(batches):
+    model = small_model()
+    with shared_gradients(model):
+        assert hasattr(model, "_naslib_plugins_grad_cache")
+    assert not hasattr(model, "_naslib_plugins_grad_cache")
