@@ -112,3 +112,14 @@ def test_yaml_config_supplies_defaults_and_flags_override(tmp_path, shared_data)
     assert json.loads((tmp_path / "o" / "correlation.json").read_text())["n_archs"] == 2
     cfg.write_text("n_arch: 3\n")
     assert main(["correlate", "--config", str(cfg), "--out", str(tmp_path / "o2")]) == 2
+
+
+def test_shipped_configs_are_valid():
+    from pathlib import Path
+
+    from naslib_plugins.cli import _load_config, build_parser
+
+    parser = build_parser()
+    for path in sorted(Path(__file__).resolve().parents[1].joinpath("configs").glob("correlate_*.yaml")):
+        options = _load_config(str(path), parser.subcommands["correlate"])
+        assert options["space"] in ("nasbench201",) and options["n_archs"] > 0

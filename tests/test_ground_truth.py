@@ -116,3 +116,46 @@ def test_top_precision():
     scores = truth.copy()
     scores[[18, 19]] = -1  # the two best ranked last
     assert top_precision(scores, truth) == 0.0
+
+
+def _write_nb201_pth(path, archs):
+    """A tiny file in the official NAS-Bench-201 layout, built with nas_201_api's own classes."""
+    import torch
+    from nas_201_api.api_utils import ArchResults, ResultsCount
+
+    sets = {"cifar10-valid": ("x-valid", "ori-test"), "cifar10": ("ori-test",),
+            "cifar100": ("x-valid", "x-test", "ori-test"), "ImageNet16-120": ("x-valid", "x-test", "ori-test")}
+    infos = {}
+    for index, (arch_str, base) in enumerate(archs):
+        infos[index] = {}
+        for hp, epochs in (("less", 12), ("full", 200)):
+            ar = ArchResults(index, arch_str)
+            for dataset, names in sets.items():
+                for seed, shift in ((777, 0.0), (888, 1.0)):
+                    rc = ResultsCount(dataset, None, [base] * epochs, [1.0] * epochs, 1.0, 1.0, {}, seed, epochs, None)
+                    accs = {f"{n}@{e}": base + shift + i for i, n in enumerate(names) for e in range(epochs)}
+                    rc.update_eval(accs, {k: 0.5 for k in accs}, {k: 1.0 for k in accs})
+                    ar.update(dataset, seed, rc)
+            infos[index][hp] = ar.state_dict()
+    torch.save({"meta_archs": [a for a, _ in archs], "arch2infos": infos,
+                "evaluated_indexes": list(range(len(archs)))}, path)
+
+
+def test_official_nb201_pth_via_safe_load(tmp_path):
+    p = tmp_path / "NAS-Bench-201-v1_0-e61699.pth"
+    _write_nb201_pth(p, [(A, 90.0), (B, 10.0)])
+    test = load_ground_truth(p, space, "cifar10", "test_accuracy")
+    # mean over the two seeds of ori-test
+    assert test.get(space.hash(A)) == pytest.approx(90.5) and test.get(space.hash(B)) == pytest.approx(10.5)
+    assert test.index == {space.hash(A): 0, space.hash(B): 1}
+    val = load_ground_truth(p, space, "cifar10", "val_accuracy")
+    assert val.get(space.hash(A)) == pytest.approx(90.5)  # cifar10-valid x-valid
+    c100 = load_ground_truth(p, space, "cifar100", "test_accuracy")
+    assert c100.get(space.hash(A)) == pytest.approx(91.5)  # x-test is the second set there
+    bad = tmp_path / "evil.pth"
+    import torch
+
+    torch.save({"meta_archs": [_Evil(str(tmp_path / "x"))]}, bad)
+    with pytest.raises(BenchmarkFileError, match="weights_only=True"):
+        load_ground_truth(bad, space, "cifar10")
+    assert not (tmp_path / "x").exists()

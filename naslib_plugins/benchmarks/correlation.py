@@ -26,15 +26,17 @@ def correlations(scores: list, truth: list) -> dict:
     if len(pairs) < 3:
         return {**out, "kendall": None, "spearman": None, "pearson": None, "top10_precision": None}
     s, t = np.array(pairs).T
-    constant = np.ptp(s) == 0 or np.ptp(t) == 0
+    precision = round(top_precision(s, t), 6)
+    if np.ptp(s) == 0 or np.ptp(t) == 0:  # a constant score ranks nothing
+        return {**out, "kendall": None, "spearman": None, "pearson": None, "top10_precision": precision}
 
     def clean(value: float) -> float | None:
-        return None if constant or not math.isfinite(value) else round(float(value), 6)
+        return round(float(value), 6) if math.isfinite(value) else None
 
     return {
         **out,
         "kendall": clean(stats.kendalltau(s, t).statistic),
         "spearman": clean(stats.spearmanr(s, t).statistic),
-        "pearson": clean(stats.pearsonr(s, t).statistic) if not constant else None,
-        "top10_precision": round(top_precision(s, t), 6),
+        "pearson": clean(stats.pearsonr(s, t).statistic),
+        "top10_precision": precision,
     }

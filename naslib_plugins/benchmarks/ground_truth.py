@@ -6,6 +6,10 @@ Supported layouts (picked by file suffix):
   (`test_accuracy`, `val_accuracy`) or the shared NB201 table's `test200_<ds>`/`val200_<ds>_naslib`.
 - `.json`: NASLib's NAS-Bench-Suite-Zero `zc_<space>.json`,
   `{dataset: {arch: {"val_accuracy": x, proxy: {"score", "time"}}}}`.
+- `.pth`: the official NAS-Bench-201 file (`NAS-Bench-201-v1_*.pth`), loaded with
+  `torch.load(weights_only=True)` (no code runs) and read through the `nas_201_api` package:
+  200-epoch accuracy averaged over seeds; test = `ori-test` (CIFAR-10) / `x-test`, val = `x-valid`
+  (CIFAR-10 validation from the `cifar10-valid` split).
 - `.pickle`/`.pkl`: NASLib's `nb201_<dataset>_full_training.pickle`,
   `{arch_str: {dataset_key: {"eval_acc1es": [...], "train_acc1es": [...], ...}}}`; NASLib
   answers both test and validation queries with the last `eval_acc1es` entry, and so do we.
@@ -63,6 +67,8 @@ def load_ground_truth(path: str | Path, space: SearchSpace, dataset: str, metric
         _read_zc_json(path, space, dataset, metric, gt)
     elif suffix in (".pickle", ".pkl", ".p"):
         gt = _pickle_reader(space)(path, space, dataset, metric)
+    elif suffix == ".pth" and space.name == "nasbench201":
+        gt = read_nb201_pth(path, space, dataset, metric)
     else:
         raise BenchmarkFileError(f"{path}: unknown benchmark format {suffix!r} (want .csv, .json or .pickle)")
     if not gt.values:
@@ -189,6 +195,45 @@ def read_nb201_pickle(path: Path, space: SearchSpace, dataset: str, metric: str)
             raise BenchmarkFileError(f"{path}: {where}/{ds_key}: no {field_name} list")
         key = _parse(space, arch, path, where)
         gt.values[key] = _number(series[-1], path, f"{where}/{ds_key}/{field_name}")
+    return gt
+
+
+_PTH_QUERY = {
+    "test_accuracy": {"cifar10": ("cifar10", "test-accuracy")},
+    "val_accuracy": {"cifar10": ("cifar10-valid", "valid-accuracy")},
+    "train_accuracy": {"cifar10": ("cifar10", "train-accuracy")},
+}
+_PTH_KEY = {"test_accuracy": "test-accuracy", "val_accuracy": "valid-accuracy", "train_accuracy": "train-accuracy"}
+
+
+def read_nb201_pth(path: Path, space: SearchSpace, dataset: str, metric: str) -> GroundTruth:
+    import torch
+    from nas_201_api import NASBench201API
+
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # pickle errors, zip errors, refused globals
+        raise BenchmarkFileError(f"{path}: cannot load as a NAS-Bench-201 .pth with weights_only=True "
+                                 f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+    if not isinstance(data, dict) or not {"meta_archs", "arch2infos", "evaluated_indexes"} <= set(data):
+        raise BenchmarkFileError(f"{path}: not a NAS-Bench-201 file (needs meta_archs, arch2infos, evaluated_indexes)")
+    try:
+        api = NASBench201API(data, verbose=False)
+    except Exception as e:
+        raise BenchmarkFileError(f"{path}: corrupt NAS-Bench-201 entries ({type(e).__name__}: {e})") from None
+    ds_key, field_name = _PTH_QUERY[metric].get(dataset, (dataset, _PTH_KEY[metric]))
+    gt = GroundTruth(space.name, dataset, metric, str(path))
+    for index in api.evaluated_indexes:
+        arch_str = api.meta_archs[index]
+        try:
+            info = api.get_more_info(index, ds_key, hp="200", is_random=False)
+        except Exception as e:
+            raise BenchmarkFileError(f"{path}: arch {index}: no 200-epoch {ds_key} results ({type(e).__name__})") from None
+        if info.get(field_name) is None:
+            raise BenchmarkFileError(f"{path}: arch {index}: no {field_name} on {ds_key}")
+        key = _parse(space, arch_str, path, f"arch {index}")
+        gt.values[key] = _number(info[field_name], path, f"arch {index}")
+        gt.index[key] = int(index)
     return gt
 
 

@@ -1,0 +1,137 @@
+"""Build results/README.md from the run outputs under results/ and the published figures in
+anchors.md (parsed at run time, never typed in here).
+
+    python scripts/summarize_results.py [--anchors ../shared/anchors.md] [--results results]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
+# the issue's targets for Spearman on NB201 CIFAR-10 (1000 archs, seed 0, test accuracy)
+TARGETS = {"zico": 0.75, "synflow": 0.70, "snip": 0.53, "grasp": 0.45, "params": 0.70}
+ZICO_NAMES = {"ZiCo": "zico", "#Params": "params", "SynFlow": "synflow"}
+
+
+def markdown_tables(text: str) -> list[list[list[str]]]:
+    tables, current = [], []
+    for line in text.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(re.fullmatch(r"-+", c) for c in cells):
+                current.append(cells)
+        elif current:
+            tables.append(current)
+            current = []
+    if current:
+        tables.append(current)
+    return tables
+
+
+def parse_anchors(path: Path) -> tuple[dict, dict]:
+    """(ZiCo-paper Kendall/Spearman on all NB201 archs, Suite-Zero Spearman), by our names."""
+    zico, suite = {}, {}
+    for table in markdown_tables(path.read_text()):
+        header = table[0]
+        if header[:4] == ["proxy", "CIFAR-10", "CIFAR-100", "ImageNet16-120"]:
+            for row in table[1:]:
+                name = ZICO_NAMES.get(row[0])
+                if name:
+                    for ds, cell in zip(DATASETS, row[1:4]):
+                        k, s = (float(v) for v in cell.split("/"))
+                        zico[(name, ds)] = (k, s)
+        elif header[:2] == ["proxy", "NB101"]:
+            cols = {"201C10": "cifar10", "201C100": "cifar100", "201IN16": "ImageNet16-120"}
+            for row in table[1:]:
+                for col, cell in zip(header[1:], row[1:]):
+                    if col in cols:
+                        suite[(row[0], cols[col])] = float(cell)
+    return zico, suite
+
+
+def fmt(v) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def correlation_section(results: Path, zico: dict, suite: dict) -> list[str]:
+    out = []
+    for ds in DATASETS:
+        path = results / "nasbench201" / f"correlate_{ds}" / "correlation.json"
+        if not path.exists():
+            out += [f"### NAS-Bench-201 {ds}: not run yet", ""]
+            continue
+        r = json.loads(path.read_text())
+        out += [
+            f"### NAS-Bench-201 {ds}: {r['n_archs']} archs, seed {r['seed']}, {r['metric']}",
+            "",
+            f"Data: {r['data']}. Command: `{r['command']}`",
+            "",
+            "| predictor | Kendall | Spearman | top-10% prec. | valid/failed | s/arch | target (Spearman) "
+            "| ZiCo paper K/S (all archs, test) | Suite-Zero S (1000 archs, val) |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for name, c in r["predictors"].items():
+            target = TARGETS.get(name) if ds == "cifar10" else None
+            met = "" if target is None or c["spearman"] is None else (" met" if c["spearman"] >= target else " **missed**")
+            zk = zico.get((name, ds))
+            out.append(
+                f"| {name} | {fmt(c['kendall'])} | {fmt(c['spearman'])} | {fmt(c['top10_precision'])} | "
+                f"{c['n_valid']}/{c['n_failed']} | {c['seconds_per_arch']:.3f} | "
+                f"{'' if target is None else f'>= {target:.2f}{met}'} | "
+                f"{'' if zk is None else f'{zk[0]:.2f}/{zk[1]:.2f}'} | {fmt(suite.get((name, ds))) if (name, ds) in suite else ''} |"
+            )
+        out.append("")
+    return out
+
+
+def agreement_section(results: Path) -> list[str]:
+    path = results / "nasbench201" / "naslib_agreement_cifar10" / "agreement.json"
+    if not path.exists():
+        return ["### Agreement with NASLib's recorded scores: not run yet", ""]
+    r = json.loads(path.read_text())
+    out = [
+        f"### Agreement with NASLib's recorded scores ({r['zc_file']}, {r['dataset']}, {r['n_archs']} archs)",
+        "",
+        f"Data: {r['data']}. Command: `{r['command']}`",
+        "",
+        "Spearman between our score and NASLib's for the same architecture (different random",
+        "initialisation and mini-batch, so only the architecture's effect can agree).",
+        "",
+        "| predictor | Spearman | Kendall | exact (rel. 1e-6) |",
+        "|---|---|---|---|",
+    ]
+    for name, c in r["predictors"].items():
+        out.append(f"| {name} | {fmt(c['spearman'])} | {fmt(c['kendall'])} | {c['exact']}/{r['n_archs']} |")
+    out.append("")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--anchors", default=str(Path(__file__).resolve().parents[2] / "shared" / "anchors.md"))
+    ap.add_argument("--results", default="results")
+    args = ap.parse_args()
+    results = Path(args.results)
+    zico, suite = parse_anchors(Path(args.anchors))
+    lines = [
+        "# Results",
+        "",
+        "Made by `python scripts/summarize_results.py` from the run outputs below; the runs themselves",
+        "by `bash scripts/reproduce_nb201.sh` (commands repeated under each table). Published figures",
+        "are read from `shared/anchors.md`: ZiCo paper (Li et al., ICLR 2023) Table 3, all 15,625 archs,",
+        "test accuracy; NAS-Bench-Suite-Zero (Krishnakumar et al., NeurIPS 2022 D&B) Fig. 2, 1000 archs,",
+        "validation accuracy. Our protocol: 1000 uniformly sampled archs, 200-epoch test accuracy,",
+        "one batch of 64 (ZiCo: two), PyTorch default initialisation, CPU.",
+        "",
+        *correlation_section(results, zico, suite),
+        *agreement_section(results),
+    ]
+    (results / "README.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
