@@ -109,6 +109,46 @@ def agreement_section(results: Path) -> list[str]:
     return out
 
 
+def readme_block(results: Path) -> list[str]:
+    """The compact table README.md carries between its results markers."""
+    runs = {}
+    for ds in DATASETS:
+        path = results / "nasbench201" / f"correlate_{ds}" / "correlation.json"
+        if path.exists():
+            runs[ds] = json.loads(path.read_text())
+    if not runs:
+        return ["(no runs yet)"]
+    names = list(next(iter(runs.values()))["predictors"])
+    n = next(iter(runs.values()))["n_archs"]
+    lines = [
+        f"NAS-Bench-201, {n} archs sampled with seed 0, Spearman / Kendall with 200-epoch test accuracy,",
+        "real CIFAR-10 images (CIFAR-100 and ImageNet16-120: the same images, random labels over their",
+        "classes), batch 64, two single-threaded workers on 2 CPU cores. Made by `bash scripts/reproduce_nb201.sh` then",
+        "`python scripts/summarize_results.py`; details and published figures in `results/README.md`.",
+        "",
+        "| predictor | " + " | ".join(runs) + " | s/arch (C10) |",
+        "|---|" + "---|" * (len(runs) + 1),
+    ]
+    for name in names:
+        cells = []
+        for r in runs.values():
+            c = r["predictors"][name]
+            cells.append(f"{fmt(c['spearman'])} / {fmt(c['kendall'])}")
+        secs = runs.get("cifar10", next(iter(runs.values())))["predictors"][name]["seconds_per_arch"]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {secs:.3f} |")
+    return lines
+
+
+def update_readme(readme: Path, block: list[str]) -> None:
+    start, end = "<!-- results:start -->", "<!-- results:end -->"
+    text = readme.read_text()
+    if start not in text or end not in text:
+        return
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(head + start + "\n" + "\n".join(block) + "\n" + end + tail)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--anchors", default=str(Path(__file__).resolve().parents[2] / "shared" / "anchors.md"))
@@ -130,6 +170,7 @@ def main() -> None:
         *agreement_section(results),
     ]
     (results / "README.md").write_text("\n".join(lines))
+    update_readme(Path("README.md"), readme_block(results))
     print("\n".join(lines))
 
 

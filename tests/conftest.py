@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-torch.set_num_threads(min(2, torch.get_num_threads()))
+# tests use tiny models, where one thread is fastest and immune to oversubscription
+torch.set_num_threads(1)
 
 
 def _require(path: Path) -> Path:

@@ -172,6 +172,10 @@ def _pickle_reader(space: SearchSpace):
         from naslib_plugins.benchmarks.gt_nasbench101 import read_nb101_pickle
 
         return read_nb101_pickle
+    if space.name == "nasbench301":
+        from naslib_plugins.benchmarks.gt_nasbench301 import read_nb301_pickle
+
+        return read_nb301_pickle
     if space.name == "nasbench201":
         return read_nb201_pickle
     raise BenchmarkFileError(f"no pickle layout known for {space.name}")
