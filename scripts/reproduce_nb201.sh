@@ -14,3 +14,8 @@ done
 naslib-plugins naslib-agreement --space nasbench201 --dataset cifar10 \
   --predictors params,flops,synflow,snip,grasp --seed 0 --workers 2 \
   --zc-file "$NASLIB_PLUGINS_DATA/nasbench201/original/zc_nasbench201.json" --out "$out/naslib_agreement_cifar10"
+# the same architectures again with seed 1: run-to-run noise of the init-dependent proxies
+naslib-plugins naslib-agreement --space nasbench201 --dataset cifar10 \
+  --predictors grasp,snip,synflow --seed 1 --workers 2 \
+  --zc-file "$NASLIB_PLUGINS_DATA/nasbench201/original/zc_nasbench201.json" --out "$out/naslib_agreement_cifar10_seed1"
+python scripts/summarize_results.py

@@ -145,8 +145,9 @@ def test_tiny_forward_backward():
     assert out.shape == (2, 10)
     out.sum().backward()
     assert all(p.grad is not None for p in model.parameters())
-    with pytest.raises(ArchitectureError, match="even int"):
-        space.build_model(DARTS_V2, "cifar10", C=5)
+    assert space.build_model(DARTS_V2, "cifar10", C=3, layers=2)(torch.randn(1, 3, 16, 16)).shape == (1, 10)
+    with pytest.raises(UserError, match="layers. must be an int >= 2"):
+        space.build_model(DARTS_V2, "cifar10", layers=1)
     with pytest.raises(UserError, match="no dataset 'cifar100'"):
         space.build_model(DARTS_V2, "cifar100")
 

@@ -229,7 +229,8 @@ def test_forward_and_loss_backprop(task, space, arch):
     loss.backward()
     grads = {name: p.grad for name, p in model.named_parameters()}
     assert all(g is not None for name, g in grads.items() if name.startswith("decoder"))
-    assert any(g is not None and float(g.abs().sum()) > 0 for name, g in grads.items() if name.startswith("encoder.stem"))
+    stem = [g for name, g in grads.items() if name.startswith("encoder.stem")]
+    assert any(g is not None and float(g.abs().sum()) > 0 for g in stem)
 
 
 def test_dense_task_needs_resolution_multiple_of_stride():
@@ -324,7 +325,7 @@ def test_shuffle_tiles_moves_grid_cells():
 def _tiny_tnb_db() -> dict:
     def entry(v: float) -> dict:
         return {
-            task: {"metrics": {"valid_top1": [v - 1, v], "test_top1": [v, v + 1], "valid_neg_loss": [-v, -v / 2],
+            task: {"metrics": {"valid_top1": [v - 1, v], "test_top1": [v + 2, v + 1], "valid_neg_loss": [-v, -v / 2],
                                "valid_mIoU": [v / 10]}, "model_info": {"model_params": 1.5}, "total_epochs": 2}
             for task in ("class_scene", "room_layout", "segmentsemantic")
         }
@@ -349,6 +350,10 @@ def test_read_tnb_pth(tmp_path):
     assert read_tnb_pth(path, MACRO, "class_scene", "test_accuracy").values["(1, 2, 3, 4, 0, 0)"] == 51.0
     assert read_tnb_pth(path, MACRO, "room_layout").values["(2, 3, 2, 3, 2, 3)"] == -20.0
     assert read_tnb_pth(path, MICRO, "segmentsemantic", "valid_mIoU").values["(1, 0, 2, 3, 3, 3)"] == 6.0
+    # mode="best": the maximum over epochs, as NASLib's zc json val_accuracy
+    assert read_tnb_pth(path, MICRO, "class_scene", "test_accuracy", mode="best").values["(0, 0, 0, 0, 0, 0)"] == 12.0
+    with pytest.raises(UserError, match="unknown mode"):
+        read_tnb_pth(path, MICRO, "class_scene", mode="last")
     with pytest.raises(UserError, match="no metric 'valid_acc'"):
         read_tnb_pth(path, MICRO, "segmentsemantic")
     with pytest.raises(UserError, match="no task 'cifar10'"):

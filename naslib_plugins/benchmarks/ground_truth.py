@@ -69,6 +69,10 @@ def load_ground_truth(path: str | Path, space: SearchSpace, dataset: str, metric
         gt = _pickle_reader(space)(path, space, dataset, metric)
     elif suffix == ".pth" and space.name == "nasbench201":
         gt = read_nb201_pth(path, space, dataset, metric)
+    elif suffix == ".pth" and space.name.startswith("transbench101"):
+        from naslib_plugins.benchmarks.gt_transbench101 import read_tnb_pth
+
+        gt = read_tnb_pth(path, space, dataset, metric)
     else:
         raise BenchmarkFileError(f"{path}: unknown benchmark format {suffix!r} (want .csv, .json or .pickle)")
     if not gt.values:
@@ -246,7 +250,13 @@ def default_benchmark(space: str, dataset: str) -> Path | None:
     from naslib_plugins.data.batches import data_dir
 
     root = data_dir()
-    tables = {"nasbench201": Path("nasbench201") / "nb201_all_15625.csv"}
+    tables = {
+        "nasbench201": Path("nasbench201") / "nb201_all_15625.csv",
+        "nasbench101": Path("nasbench101") / "zc_nasbench101.json",
+        "nasbench301": Path("nasbench301") / "zc_nasbench301.json",
+        "transbench101_micro": Path("transnas101_micro") / "tnb101_micro_all_4096.csv",
+        "transbench101_macro": Path("transnas101_macro") / "tnb101_macro_all_3256.csv",
+    }
     if root is None or space not in tables:
         return None
     path = root / tables[space]

@@ -5,8 +5,12 @@ Layout (TNB's api.py, copied into NASLib as naslib/search_spaces/transbench101/a
   "data": {"macro"|"micro": {arch_str: {task: {"metrics": {metric: [value per epoch]},
                                                "model_info": {...}, "total_epochs": n}}}}}`.
 The benchmark's architecture index is the position in "data"'s spaces and archs, in order.
-NASLib answers queries with the final epoch (`get_single_metric(..., mode="final")`) and
-maps val/test/train "accuracy" to each task's own metric (see data/tasks.py `tnb_metric`).
+NASLib maps val/test/train "accuracy" to each task's own metric (data/tasks.py `tnb_metric`)
+and, since commit 9ae8816d (2022-05-28), answers with the final epoch (mode="final"). Before
+that it used the TNB API's default, the maximum over epochs (mode="best"): the
+`val_accuracy` of NASLib's zc_transbench101_*.json (commit e5a821c2, 2022-05-18) matches that
+maximum (it is never below, and often above, the final-epoch value of the shared
+tnb101_*_all_*.csv tables, which NASLib wrote after the change).
 
 TNB's API and NASLib open the file with a bare `torch.load`, which under torch >= 2.6 is the
 restricted `weights_only` loader anyway; we ask for it explicitly and never fall back to
@@ -35,7 +39,7 @@ def load_tnb_database(path: str | Path) -> dict:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise BenchmarkFileError(
             f"{path}: cannot read it with torch.load(weights_only=True) ({type(e).__name__}: {first}); "
-            "TNB's .pth holds only dicts, lists, strings and numbers, so this is a truncated, "
+            "TNB's layout needs only dicts, lists, strings and numbers, so this is a truncated, "
             "foreign or unsafe file (it is never unpickled without that restriction)"
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("data"), dict):
@@ -43,18 +47,24 @@ def load_tnb_database(path: str | Path) -> dict:
     return data
 
 
-def read_tnb_pth(path: str | Path, space: SearchSpace, task: str, metric: str = "val_accuracy") -> GroundTruth:
-    """Final-epoch `metric` of every architecture of `space` on `task`, keyed by space.hash.
-    `metric` is NASLib's name (val_accuracy, test_accuracy, train_accuracy) or any of the
-    benchmark's own metric names for that task (e.g. valid_mIoU, test_l1_loss)."""
+def read_tnb_pth(
+    path: str | Path, space: SearchSpace, task: str, metric: str = "val_accuracy", mode: str = "final"
+) -> GroundTruth:
+    """`metric` of every architecture of `space` on `task`, keyed by space.hash: its final epoch
+    (mode="final") or its maximum over epochs (mode="best"). `metric` is NASLib's name
+    (val_accuracy, test_accuracy, train_accuracy) or any of the benchmark's own metric names
+    for that task (e.g. valid_mIoU, test_l1_loss)."""
     path = Path(path)
+    if mode not in ("final", "best"):
+        raise UserError(f"unknown mode {mode!r}; known: final, best")
     task = space.check_dataset(task)
     tnb_key = getattr(space, "tnb_key", "")
     if not tnb_key:
         raise UserError(f"space {space.name!r} is not a TransNAS-Bench-101 space")
     name = tnb_metric(task, metric) if metric in METRICS else metric
     db = load_tnb_database(path)
-    known = db.get("metrics_dict", {}).get(task) if isinstance(db.get("metrics_dict"), dict) else None
+    metrics_dict = db.get("metrics_dict")
+    known = metrics_dict.get(task) if isinstance(metrics_dict, dict) else None
     if known is not None and name not in known:
         raise UserError(f"{path}: task {task} has no metric {name!r}; it has: {', '.join(map(str, known))}")
     if tnb_key not in db["data"]:
@@ -76,7 +86,7 @@ def read_tnb_pth(path: str | Path, space: SearchSpace, task: str, metric: str = 
             series = _series(entry, task, name)
             if series is None:
                 raise BenchmarkFileError(f"{path}: {where}: no metrics[{name!r}] list")
-            gt.values[key] = _final(series, path, f"{where}/{name}")
+            gt.values[key] = _value(series, mode, path, f"{where}/{name}")
             gt.index[key] = offset + i
         break
     if not gt.values:
@@ -93,17 +103,19 @@ def _series(entry: object, task: str, name: str) -> list | None:
     return series if isinstance(series, (list, tuple)) and series else None
 
 
-def _final(series: list | tuple, path: Path, where: str) -> float:
-    value = series[-1]
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        value = value.item()
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise BenchmarkFileError(f"{path}: {where}: not a number: {value!r}") from None
-    if not math.isfinite(out):
-        raise BenchmarkFileError(f"{path}: {where}: non-finite value {value!r}")
-    return out
+def _value(series: list | tuple, mode: str, path: Path, where: str) -> float:
+    numbers = []
+    for value in (series[-1:] if mode == "final" else series):
+        if isinstance(value, torch.Tensor) and value.numel() == 1:
+            value = value.item()
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            raise BenchmarkFileError(f"{path}: {where}: not a number: {value!r}") from None
+        if not math.isfinite(out):
+            raise BenchmarkFileError(f"{path}: {where}: non-finite value {value!r}")
+        numbers.append(out)
+    return max(numbers)
 
 
 __all__ = ["read_tnb_pth", "load_tnb_database"]

@@ -32,7 +32,8 @@ class TaskInfo:
     resolution: int  # NASLib's input size (jigsaw: 3 x its 64-pixel tiles)
     mean: tuple[float, float, float] | None  # input normalisation; jigsaw has none
     std: tuple[float, float, float] | None
-    # the benchmark's metric names NASLib answers train/val/test "accuracy" queries with
+    # NASLib answers train/val/test "accuracy" queries with the benchmark's
+    # train_<metric>/valid_<metric>/test_<metric>
     metric: str
 
 
@@ -219,7 +220,8 @@ class TaskBatchSource:
         if self.data == "gaussian":
             source = f"Gaussian N(0,1) inputs at {r}x{r}"
         else:
-            norm = "no normalisation" if self.info.mean is None else f"normalised with mean {self.info.mean} std {self.info.std}"
+            norm = ("no normalisation" if self.info.mean is None
+                    else f"normalised with mean {self.info.mean} std {self.info.std}")
             source = f"real CIFAR-10 images from {Path(self.images).name} resized to {r}x{r}, {norm}"
         targets = {
             "classification": f"one-hot targets of random classes over {self.info.num_classes}",

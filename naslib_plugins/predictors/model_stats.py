@@ -18,7 +18,7 @@ class Params(Predictor):
 
 def count_flops(model: nn.Module, x: torch.Tensor) -> int:
     """FLOPs as tensorwatch's ModelStats (what NASLib records) counts them on input x:
-    multiply-accumulates of conv and linear layers, one op per element of ReLU, two per
+    multiply-accumulates of conv and linear layers, one op per element of (leaky) ReLU, two per
     element of affine BatchNorm, one per window element of pooling."""
     total = 0
 
@@ -44,7 +44,7 @@ def count_flops(model: nn.Module, x: torch.Tensor) -> int:
             # matches for every architecture and all three datasets
             kh, kw = inp.shape[2] // output.shape[2], inp.shape[3] // output.shape[3]
             total += output.numel() * (kh + 1) * (kw + 1)
-        elif isinstance(module, nn.ReLU):
+        elif isinstance(module, (nn.ReLU, nn.LeakyReLU)):
             total += inp.numel()
 
     handles = [m.register_forward_hook(hook) for m in model.modules() if not list(m.children())]

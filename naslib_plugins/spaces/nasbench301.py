@@ -29,7 +29,7 @@ import torch
 import torch.nn as nn
 
 from naslib_plugins.data.datasets import dataset_info
-from naslib_plugins.errors import ArchitectureError
+from naslib_plugins.errors import ArchitectureError, UserError
 from naslib_plugins.spaces.base import SearchSpace
 
 OP_NAMES = (
@@ -87,7 +87,7 @@ def _check_cell(cell: Any, which: str, original: Any) -> Cell:
         if i % 2 == 1 and out[-1][0] == out[-2][0]:
             raise ArchitectureError(
                 f"nasbench301 {which} cell node {i // 2} reads input {out[-1][0]} twice "
-                f"(pairs {i - 1} and {i}); NASLib needs two different inputs: {original!r}"
+                f"(pairs {i - 1} and {i}); NASLib's cell graph holds one edge per node pair: {original!r}"
             )
     return tuple(out)
 
@@ -259,10 +259,10 @@ class NasBench301Space(SearchSpace):
     def build_model(self, arch: Any, dataset: str, *, C: int = 32, layers: int = 8) -> nn.Module:
         """The network NASLib scored (C=32, 8 cells); smaller C/layers for fast tests and tight CPU budgets."""
         info = dataset_info(self.check_dataset(dataset))
-        if not _is_int(C) or C < 2 or C % 2:
-            raise ArchitectureError(f"nasbench301 width C must be an even int >= 2, got {C!r}")
+        if not _is_int(C) or C < 1:
+            raise UserError(f"nasbench301 width C must be a positive int, got {C!r}")
         if not _is_int(layers) or layers < 2:
-            raise ArchitectureError(f"nasbench301 depth `layers` must be an int >= 2, got {layers!r}")
+            raise UserError(f"nasbench301 depth `layers` must be an int >= 2 (two reduction cells), got {layers!r}")
         return NB301Network(self.parse(arch), num_classes=info.num_classes, C=int(C), layers=int(layers))
 
 
@@ -337,7 +337,6 @@ def make_op(op: int, C: int, stride: int) -> nn.Module:
 class DartsCell(nn.Module):
     def __init__(self, cell: Cell, c_pp: int, c_p: int, C: int, reduction: bool, reduction_prev: bool):
         super().__init__()
-        self.reduction = reduction
         # the previous-previous state is one resolution larger when the previous cell reduced
         self.pre0 = FactorizedReduce(c_pp, C, affine=True) if reduction_prev else ReLUConvBN(c_pp, C)
         self.pre1 = ReLUConvBN(c_p, C)

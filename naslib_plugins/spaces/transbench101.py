@@ -180,6 +180,7 @@ def _macro_arrangement(length: int, downsamples: int, doublings: int, rng: np.ra
 class _TransBench101Space(SearchSpace):
     datasets = TASK_NAMES
     tnb_key = ""  # the search space's key in the benchmark's .pth
+    example_str = ""
 
     def _from_str(self, text: str) -> Arch:
         raise NotImplementedError
