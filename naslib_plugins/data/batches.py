@@ -58,6 +58,21 @@ def load_images(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+def resolve_images(images: str | Path | None, data: str) -> str | None:
+    """The validated image file for real data (the shared sample by default), None for Gaussian.
+    Checked here, in the caller, so a bad file fails at once and not later in a worker."""
+    if data != "real":
+        return None
+    images = images or default_images()
+    if images is None:
+        raise UserError(
+            f"no images: pass an .npz with x_train/y_train, set ${DATA_ENV} to the folder "
+            f"holding {CIFAR10_SAMPLE}, or use Gaussian data"
+        )
+    load_images(images)
+    return str(images)
+
+
 class BatchSource:
     """Batch i of a fixed, seeded stream. Picklable: images load lazily in each process."""
 
@@ -83,15 +98,7 @@ class BatchSource:
         self.labels = labels
         self.data = data
         self.resolution = resolution or self.info.resolution
-        if data == "real":
-            images = images or default_images()
-            if images is None:
-                raise UserError(
-                    f"no images: pass an .npz with x_train/y_train, set ${DATA_ENV} to the folder "
-                    f"holding {CIFAR10_SAMPLE}, or use Gaussian data"
-                )
-            load_images(images)  # fail now, in the caller, not later in a worker
-        self.images = str(images) if images else None
+        self.images = resolve_images(images, data)
         self._x: torch.Tensor | None = None
         self._y: np.ndarray | None = None
         self._cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from naslib_plugins.data.batches import DATA_ENV, DATA_MODES, CIFAR10_SAMPLE, default_images, load_images
+from naslib_plugins.data.batches import DATA_MODES, load_images, resolve_images
 from naslib_plugins.errors import UserError
 
 _TASKONOMY_NORM = ((0.5224, 0.5222, 0.5221), (0.2234, 0.2235, 0.2236))
@@ -197,15 +197,7 @@ class TaskBatchSource:
         self.seed = seed
         self.labels = labels
         self.data = data
-        if data == "real":
-            images = images or default_images()
-            if images is None:
-                raise UserError(
-                    f"no images: pass an .npz with x_train/y_train, set ${DATA_ENV} to the folder "
-                    f"holding {CIFAR10_SAMPLE}, or use Gaussian data"
-                )
-            load_images(images)  # fail now, in the caller, not later in a worker
-        self.images = str(images) if images else None
+        self.images = resolve_images(images, data)
         self._x: torch.Tensor | None = None
         self._perms: np.ndarray | None = None
         self._cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
