@@ -1,7 +1,8 @@
-"""`naslib-plugins` command line: correlate, naslib-agreement, score, demo, list."""
+"""`naslib-plugins` command line: correlate, naslib-agreement, score, search, demo, list."""
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import shlex
 import sys
@@ -18,8 +19,12 @@ def _names(text: str) -> list[str]:
 
 def _batches(args: argparse.Namespace, dataset: str):
     from naslib_plugins.data.batches import BatchSource
+    from naslib_plugins.data.tasks import TASKS, TaskBatchSource
 
-    return BatchSource(dataset, batch_size=args.batch_size, seed=args.seed, labels=args.labels,
+    if dataset in TASKS:  # TransNAS-Bench-101: no Taskonomy labels here, only synthetic targets
+        return TaskBatchSource(dataset, batch_size=args.batch_size, seed=args.seed, labels=args.labels or "random",
+                               data=args.data, images=args.images, resolution=getattr(args, "resolution", None))
+    return BatchSource(dataset, batch_size=args.batch_size, seed=args.seed, labels=args.labels or "true",
                        data=args.data, images=args.images)
 
 
@@ -96,6 +101,11 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         sp = "n/a" if c["spearman"] is None else f"{c['spearman']:.3f}"
         kt = "n/a" if c["kendall"] is None else f"{c['kendall']:.3f}"
         lines.append(f"| {n} | {sp} | {kt} | {exact}/{len(keys)} | {c['max_abs_diff']:.3g} |")
+    with open(out / "scores.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["hash", "arch_str"] + [c for n in names for c in (n, f"{n}_naslib")])
+        for k in keys:
+            w.writerow([k, records[k]["arch_str"]] + [v for n in names for v in (records[k]["scores"].get(n), recorded[k][n])])
     (out / "agreement.json").write_text(json.dumps(result, indent=2) + "\n")
     table = "\n".join(lines)
     (out / "agreement.md").write_text(table + f"\n\nData: {result['data']}.\n\nCommand: `{result['command']}`\n")
@@ -120,6 +130,37 @@ def cmd_score(args: argparse.Namespace) -> int:
     batches = _batches(args, dataset)
     for record in score_stream(space, archs, dataset, predictors, batches, args.seed, workers=args.workers):
         print(json.dumps(record, sort_keys=True), flush=True)
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Independent searches, one per seed; the found architectures' accuracies from the benchmark."""
+    from naslib_plugins.benchmarks.ground_truth import default_benchmark
+    from naslib_plugins.optimizers import OPTIMIZERS
+    from naslib_plugins.optimizers.run import parse_seeds, run_search
+    from naslib_plugins.spaces import get_space
+
+    if not args.out:
+        raise UserError("search needs --out DIR (on the command line or in --config)")
+    space = get_space(args.space)
+    dataset = space.check_dataset(args.dataset)
+    seeds = parse_seeds(args.seeds)
+    optimizer = OPTIMIZERS.get(args.optimizer)(
+        steps=args.steps, mu=args.mu, nu=args.nu, nu0=args.nu0, nu_scale=args.nu_scale, nu_samples=args.nu_samples,
+        tau=args.tau, xi=args.xi, channels=args.channels, cells=args.cells)
+    has_truth = args.benchmark or default_benchmark(space.name, dataset) is not None
+    benchmark = _benchmark(args, space.name, dataset) if has_truth else None
+    result = run_search(optimizer, space, dataset, seeds,
+                        lambda seed: _batches(argparse.Namespace(**vars(args), seed=seed), dataset),
+                        Path(args.out), benchmark, resume=not args.restart,
+                        command="naslib-plugins " + shlex.join(sys.argv[1:]))
+    for run in result["runs"]:
+        acc = "n/a" if run["test_accuracy"] is None else f"{run['test_accuracy']:.2f}"
+        print(f"seed {run['seed']}: {run['arch_str']}  test accuracy {acc}  {run['search_seconds']:.1f} s")
+    if result["mean_test_accuracy"] is not None:
+        print(f"mean test accuracy {result['mean_test_accuracy']:.2f} +- {result['std_test_accuracy']:.2f}")
+    for note in result["notes"]:
+        print(f"note: {note}")
     return 0
 
 
@@ -176,7 +217,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--labels", default="true", help="true | random (NASI's label-agnostic check)")
+    p.add_argument("--labels", help="true | random (NASI's label-agnostic check); default true, random for TNB tasks")
+    p.add_argument("--resolution", type=int, help="TNB input size (default 256, as the benchmark)")
     p.add_argument("--data", default="real", help="real | gaussian (N(0,1) images)")
     p.add_argument("--images", help="an .npz with x_train (uint8 NHWC) and y_train; default: the CIFAR-10 sample in $NASLIB_PLUGINS_DATA")
     p.add_argument("--workers", type=int, default=1, help="processes (one torch thread each)")
@@ -242,6 +284,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-archs", type=int, default=1, help="random architectures when no --arch is given")
     _add_data_args(p)
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("search", help="run a search strategy (NASI) once per seed; accuracies from the benchmark")
+    p.add_argument("--optimizer", default="nasi")
+    p.add_argument("--space", default="nasbench201")
+    p.add_argument("--dataset", default="cifar10")
+    p.add_argument("--seeds", default="0", help="independent searches: 0-4 or 0,2,5")
+    p.add_argument("--benchmark", help="ground-truth file for the found architectures' accuracies")
+    p.add_argument("--out", help="folder for search.json and the resumable runs.jsonl")
+    p.add_argument("--config", help="a YAML file of these options (command-line flags override it)")
+    p.add_argument("--steps", type=int, default=100, help="T, Gumbel samples (one mini-batch each)")
+    p.add_argument("--batch-size", type=int, default=64, help="b, the mini-batch size")
+    p.add_argument("--mu", type=float, default=1.0, help="penalty coefficient (paper: 1 small cell spaces, 2 DARTS)")
+    p.add_argument("--nu", default="adaptive", help="adaptive (eq. 40) | fixed (eq. 39)")
+    p.add_argument("--nu0", type=float, help="initial nu (adaptive, default 1000) or the fixed nu "
+                   "(default: mean score of --nu-samples random architectures)")
+    p.add_argument("--nu-scale", type=float, default=1.0, help="multiplies the fixed nu")
+    p.add_argument("--nu-samples", type=int, default=50, help="random architectures for the fixed nu")
+    p.add_argument("--tau", type=float, default=1.0, help="Gumbel-softmax temperature")
+    p.add_argument("--xi", type=float, default=1.0, help="step size: ||Delta|| <= xi")
+    p.add_argument("--channels", type=int, default=16, help="supernet width C")
+    p.add_argument("--cells", type=int, default=5, help="supernet cells per stage N")
+    p.add_argument("--labels", default="true", help="true | random (NASI's label-agnostic search)")
+    p.add_argument("--data", default="real", help="real | gaussian (NASI's data-agnostic search)")
+    p.add_argument("--images", help="an .npz with x_train (uint8 NHWC) and y_train; default: the CIFAR-10 sample in $NASLIB_PLUGINS_DATA")
+    p.add_argument("--restart", action="store_true", help="ignore an existing runs.jsonl instead of resuming")
+    p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("demo", help="the main job on an embedded default (no downloaded file)")
     p.add_argument("--n-archs", type=int, default=20)

@@ -1,0 +1,200 @@
+"""NASI: NAS at initialisation (Shu et al., ICLR 2022, Algorithm 1).
+
+The score of an architecture is S(A) = || grad_theta mean-batch loss ||_2^2 at the random
+initialisation theta_0 of a one-shot supernet (eq. 11; the `nasi` predictor). The search
+maximises R(A) = S(A) - mu * max(0, S(A) - nu) (eq. 12-13) in expectation over A ~ p_alpha,
+relaxed with straight-through Gumbel-softmax (eq. 14, App. B.3), by one first-order step from
+alpha_0 = 0 (eq. 15-17). No weight is ever trained.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from typing import Sequence
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import UserError
+from naslib_plugins.optimizers.base import Optimizer, SearchOutcome
+from naslib_plugins.optimizers.supernets import SUPPORTED_SPACES, Supernet, build_supernet
+from naslib_plugins.spaces.base import SearchSpace
+
+NU_MODES = ("adaptive", "fixed")
+# batches for the fixed-nu estimate come from a separate stretch of the seeded stream, so
+# they do not depend on the number of search steps
+NU_BATCH_OFFSET = 1_000_000
+
+
+# --------------------------------------------------------------------------- pure formulas
+
+
+def penalty(score: float, mu: float, nu: float) -> float:
+    """R = S - mu * F(S - nu) with F(x) = max(0, x) (eq. 12-13)."""
+    return score - mu * max(0.0, score - nu)
+
+
+def penalty_slope(score: float, mu: float, nu: float) -> float:
+    """dR/dS. At S = nu the constraint holds, so the slope is 1 there."""
+    return 1.0 if score <= nu else 1.0 - mu
+
+
+def adaptive_nu(nu0: float, past_scores: Sequence[float]) -> float:
+    """nu_t = (nu_0 + sum_{tau < t} S(A_tau)) / t (eq. 40), t = len(past_scores) + 1."""
+    return (nu0 + float(sum(past_scores))) / (len(past_scores) + 1)
+
+
+def fixed_nu(scores: Sequence[float], scale: float = 1.0) -> float:
+    """nu = nu_0 = mean S of N random architectures (eq. 39), optionally enlarged by `scale`."""
+    if not scores:
+        raise ValueError("fixed nu needs at least one score")
+    return scale * float(sum(scores)) / len(scores)
+
+
+def nasi_delta(gradients: Sequence[np.ndarray], xi: float = 1.0) -> np.ndarray:
+    """Delta* = xi/T * sum_t G_t / max(||G_1||, ..., ||G_t||) (eq. 17).
+
+    While every gradient so far is zero the running maximum is 0; those G_t add nothing."""
+    if not gradients:
+        raise ValueError("nasi_delta needs at least one gradient")
+    total = np.zeros_like(np.asarray(gradients[0], dtype=np.float64))
+    running_max = 0.0
+    for g in gradients:
+        g = np.asarray(g, dtype=np.float64)
+        running_max = max(running_max, float(np.linalg.norm(g)))
+        if running_max > 0.0:
+            total += g / running_max
+    return xi / len(gradients) * total
+
+
+def gumbel(n: int, generator: torch.Generator) -> torch.Tensor:
+    """Gumbel(0, 1) samples: -log(E) with E ~ Exp(1)."""
+    return -torch.empty(n).exponential_(generator=generator).log()
+
+
+def straight_through(alpha: torch.Tensor, noise: torch.Tensor, tau: float) -> torch.Tensor:
+    """One-hot of argmax (alpha + g) in value, d softmax((alpha + g) / tau) in gradient (eq. 41)."""
+    soft = torch.softmax((alpha + noise) / tau, dim=-1)
+    hard = torch.zeros_like(soft)
+    hard[int(soft.argmax())] = 1.0
+    # soft - soft.detach() is exactly 0, so the forward value is exactly one-hot
+    return hard + (soft - soft.detach())
+
+
+# --------------------------------------------------------------------------- the search
+
+
+def architecture_score(net: Supernet, weights: Sequence[torch.Tensor], x: torch.Tensor, y: torch.Tensor,
+                       loss_fn, create_graph: bool) -> torch.Tensor:
+    """S = || d mean-loss / d theta ||^2 over the sampled sub-network's parameters (the others
+    have exactly zero gradient, and so zero derivative of their g^2 too)."""
+    params = net.parameters_of(net.choice_of(weights))
+    loss = loss_fn(net(x, weights), y)
+    grads = torch.autograd.grad(loss, params, create_graph=create_graph, allow_unused=True)
+    return sum((g * g).sum() for g in grads if g is not None)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+class NASI(Optimizer):
+    name = "nasi"
+
+    def __init__(self, steps: int = 100, mu: float = 1.0, nu: str = "adaptive", nu0: float | None = None,
+                 nu_scale: float = 1.0, nu_samples: int = 50, tau: float = 1.0, xi: float = 1.0,
+                 channels: int = 16, cells: int = 5):
+        if nu not in NU_MODES:
+            raise UserError(f"unknown nu mode {nu!r}; known: {', '.join(NU_MODES)}")
+        for label, value in (("steps", steps), ("nu-samples", nu_samples), ("channels", channels), ("cells", cells)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UserError(f"nasi {label} must be a positive integer, got {value!r}")
+        if not _is_number(mu) or mu < 0:
+            raise UserError(f"nasi mu must be a finite non-negative number, got {mu!r}")
+        for label, value in (("nu0", nu0), ("nu-scale", nu_scale), ("tau", tau), ("xi", xi)):
+            if value is not None and (not _is_number(value) or value <= 0):
+                raise UserError(f"nasi {label} must be a finite positive number, got {value!r}")
+        if nu == "adaptive" and nu_scale != 1.0:
+            raise UserError("nasi nu-scale enlarges the fixed nu only; use --nu fixed or drop it")
+        self.steps = steps
+        self.mu = float(mu)
+        self.nu = nu
+        # App. B.1 / Sec. 5.1: adaptive nu starts at 1000 in the small cell spaces; a fixed nu
+        # with no nu0 is estimated from nu_samples random architectures (eq. 39)
+        self.nu0 = float(nu0) if nu0 is not None else (1000.0 if nu == "adaptive" else None)
+        self.nu_scale = float(nu_scale)
+        self.nu_samples = nu_samples
+        self.tau = float(tau)
+        self.xi = float(xi)
+        self.channels = channels
+        self.cells = cells
+
+    def check(self, space: SearchSpace, dataset: str) -> None:
+        if space.name not in SUPPORTED_SPACES:
+            raise UserError(f"nasi has no supernet for search space {space.name!r}; supported: "
+                            f"{', '.join(SUPPORTED_SPACES)}")
+
+    def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
+               progress: bool = True) -> SearchOutcome:
+        dataset = space.check_dataset(dataset)
+        loss_fn = space.loss_fn(dataset)
+        torch.manual_seed(seed)  # theta_0
+        net = build_supernet(space.name, dataset, self.channels, self.cells)
+        # NCHW, not channels-last: the double backward, most of a step, runs faster in NCHW here
+        net.train()
+        generator = torch.Generator().manual_seed(seed)  # Gumbel noise and random architectures
+
+        fixed = None
+        if self.nu == "fixed":
+            if self.nu0 is not None:
+                fixed = self.nu_scale * self.nu0
+            else:
+                fixed = fixed_nu(self._random_scores(net, batches, loss_fn, generator, progress), self.nu_scale)
+
+        alpha = [torch.zeros(n, requires_grad=True) for n in net.groups]  # alpha_0 = 0
+        gradients: list[np.ndarray] = []
+        trace: dict[str, list] = {"score": [], "nu": [], "slope": [], "grad_norm": []}
+        steps = tqdm(range(self.steps), desc=f"nasi seed {seed}", unit="step", file=sys.stderr,
+                     dynamic_ncols=True, disable=not progress)
+        for t in steps:
+            x, y = batches.batch(t)
+            x = x.contiguous()
+            weights = [straight_through(a, gumbel(a.numel(), generator), self.tau) for a in alpha]
+            score = architecture_score(net, weights, x, y, loss_fn, create_graph=True)
+            s = float(score.detach())
+            if not math.isfinite(s):
+                raise UserError(f"nasi: non-finite score {s} at step {t + 1} of seed {seed}; finished seeds are "
+                                "saved, the others cannot be searched with these settings")
+            nu = fixed if fixed is not None else adaptive_nu(self.nu0, trace["score"])
+            slope = penalty_slope(s, self.mu, nu)
+            if slope == 0.0:  # dR/dS = 0: G_t is exactly zero, no need for the double backward
+                g = np.zeros(sum(net.groups))
+            else:
+                d_alpha = torch.autograd.grad(score, alpha)
+                g = slope * torch.cat(d_alpha).double().numpy()
+            del score
+            gradients.append(g)
+            for key, value in (("score", s), ("nu", nu), ("slope", slope), ("grad_norm", float(np.linalg.norm(g)))):
+                trace[key].append(value)
+        delta = nasi_delta(gradients, self.xi)
+        alpha_star = list(torch.from_numpy(delta).split(list(net.groups)))  # alpha_0 + Delta*, alpha_0 = 0
+        arch = space.parse(net.decode(alpha_star))
+        trace["alpha"] = [a.tolist() for a in alpha_star]
+        if not delta.any():
+            trace["warnings"] = ["every G_t was 0 (S > nu with mu = 1 at every step), so alpha* = alpha_0 and "
+                                 "the architecture is the first op of every choice, not a search result"]
+        return SearchOutcome(arch=arch, trace=trace)
+
+    def _random_scores(self, net: Supernet, batches: BatchSource, loss_fn, generator: torch.Generator,
+                       progress: bool) -> list[float]:
+        """S of nu_samples architectures drawn from p_alpha0 (uniform per choice), for eq. 39."""
+        scores = []
+        for i in tqdm(range(self.nu_samples), desc="nasi nu estimate", unit="arch", file=sys.stderr,
+                      dynamic_ncols=True, disable=not progress):
+            choice = [int(torch.randint(n, (1,), generator=generator)) for n in net.groups]
+            weights = [torch.nn.functional.one_hot(torch.tensor(c), n).float() for c, n in zip(choice, net.groups)]
+            x, y = batches.batch(NU_BATCH_OFFSET + i)
+            scores.append(float(architecture_score(net, weights, x.contiguous(), y, loss_fn, create_graph=False)))
+        return scores

@@ -1,0 +1,141 @@
+"""Search runs: one independent search per seed, each saved as it finishes, then the found
+architectures' accuracies looked up in the benchmark's ground truth (never estimated)."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from naslib_plugins.benchmarks.ground_truth import GroundTruth, load_ground_truth
+from naslib_plugins.benchmarks.scoring import ScoreLog
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.optimizers.base import Optimizer
+from naslib_plugins.spaces.base import SearchSpace
+
+_SEED_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
+ACCURACY_METRICS = ("test_accuracy", "val_accuracy")
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`0-4` -> [0, 1, 2, 3, 4]; `0,2,5` -> [0, 2, 5]; the two forms mix (`0-2,7`)."""
+    seeds: list[int] = []
+    for item in str(text).split(","):
+        m = _SEED_ITEM.match(item.strip())
+        if not m:
+            raise UserError(f"bad seed {item.strip()!r} in --seeds {text!r}: want N, A-B or a comma list of them")
+        low = int(m.group(1))
+        high = int(m.group(2)) if m.group(2) is not None else low
+        if high < low:
+            raise UserError(f"empty seed range {item.strip()!r} in --seeds {text!r}")
+        for s in range(low, high + 1):
+            if s in seeds:
+                raise UserError(f"seed {s} named twice in --seeds {text!r}")
+            seeds.append(s)
+    return seeds
+
+
+def load_accuracies(path: Path | None, space: SearchSpace, dataset: str) -> tuple[dict[str, GroundTruth], list[str]]:
+    """Test and validation ground truth where the file has them, and a note for each it lacks."""
+    if path is None:
+        return {}, [f"no benchmark file for {space.name}/{dataset}: accuracies are not reported"]
+    if not Path(path).is_file():
+        raise BenchmarkFileError(f"benchmark file not found: {path}")
+    truths, notes = {}, []
+    for metric in ACCURACY_METRICS:
+        try:
+            truths[metric] = load_ground_truth(path, space, dataset, metric)
+        except BenchmarkFileError as e:
+            notes.append(f"no {metric} in {Path(path).name}: {e}")
+    if not truths:
+        raise BenchmarkFileError(f"{path}: neither test nor validation accuracy for {space.name}/{dataset}: "
+                                 + "; ".join(notes))
+    return truths, notes
+
+
+def _mean_std(values: list[float | None]) -> tuple[float | None, float | None]:
+    known = [v for v in values if v is not None]
+    if not known:
+        return None, None
+    return float(np.mean(known)), float(np.std(known))  # population std (ddof 0)
+
+
+def run_search(
+    optimizer: Optimizer,
+    space: SearchSpace,
+    dataset: str,
+    seeds: list[int],
+    batches_for: Callable[[int], BatchSource],
+    out: Path,
+    benchmark: Path | None,
+    resume: bool = True,
+    command: str = "",
+    progress: bool = True,
+) -> dict:
+    """Search once per seed (resuming from out/runs.jsonl) and write out/search.json."""
+    dataset = space.check_dataset(dataset)
+    optimizer.check(space, dataset)
+    truths, notes = load_accuracies(benchmark, space, dataset)  # fail before any search
+    probe = batches_for(seeds[0])
+    settings = {"optimizer": optimizer.name, "options": optimizer.options(), "space": space.name,
+                "dataset": dataset, "batch_size": probe.batch_size, "labels": probe.labels, "data": probe.data,
+                "images": Path(probe.images).name if probe.images else None}
+    config = {**optimizer.options(), **{k: settings[k] for k in ("batch_size", "labels", "data", "images")},
+              "seeds": seeds}
+    out.mkdir(parents=True, exist_ok=True)
+
+    def write(records: dict) -> dict:
+        done = [records[str(s)] for s in seeds if str(s) in records]
+        result = _summary(optimizer, space, dataset, config, done, truths, notes, benchmark, probe, command)
+        (out / "search.json").write_text(json.dumps(result, indent=2) + "\n")
+        return result
+
+    with ScoreLog(out / "runs.jsonl", settings, resume=resume) as log:
+        done = [s for s in seeds if str(s) in log.records]
+        if done:
+            print(f"resuming: seeds {', '.join(map(str, done))} already in {out / 'runs.jsonl'}", file=sys.stderr)
+        for seed in seeds:
+            if str(seed) in log.records:
+                continue
+            wall, cpu = time.perf_counter(), time.process_time()
+            outcome = optimizer.search(space, dataset, batches_for(seed), seed, progress=progress)
+            arch = space.parse(outcome.arch)
+            log.add({"hash": str(seed), "seed": seed, "arch": json.loads(json.dumps(arch)),
+                     "arch_str": space.to_string(arch), "search_seconds": time.perf_counter() - wall,
+                     "cpu_seconds": time.process_time() - cpu, "trace": outcome.trace})
+            run = next(r for r in write(log.records)["runs"] if r["seed"] == seed)
+            acc = "n/a" if run["test_accuracy"] is None else f"{run['test_accuracy']:.2f}"
+            print(f"seed {seed}: {run['arch_str']} test accuracy {acc}", file=sys.stderr)
+        return write(log.records)
+
+
+def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dict, records: list[dict],
+             truths: dict[str, GroundTruth], notes: list[str], benchmark: Path | None, probe: BatchSource,
+             command: str) -> dict:
+    notes = list(notes)
+    runs = []
+    for r in records:
+        key = space.hash(r["arch"])
+        run = {"seed": r["seed"], "arch": r["arch"], "arch_str": r["arch_str"]}
+        notes.extend(f"seed {r['seed']}: {w}" for w in r["trace"].get("warnings", []))
+        for metric in ACCURACY_METRICS:
+            run[metric] = truths[metric].get(key) if metric in truths else None
+            if metric in truths and run[metric] is None:
+                notes.append(f"seed {r['seed']}: {r['arch_str']} has no {metric} in {Path(benchmark).name}")
+        run["search_seconds"] = round(r["search_seconds"], 3)
+        run["cpu_seconds"] = round(r["cpu_seconds"], 3)
+        runs.append(run)
+    mean_test, std_test = _mean_std([r["test_accuracy"] for r in runs])
+    return {
+        "optimizer": optimizer.name, "space": space.name, "dataset": dataset, "config": config, "runs": runs,
+        "mean_test_accuracy": mean_test, "std_test_accuracy": std_test,
+        "mean_search_seconds": float(np.mean([r["search_seconds"] for r in runs])) if runs else None,
+        "benchmark": Path(benchmark).name if benchmark else None,
+        "data": probe.describe().replace(f", seed {probe.seed}", ", seeded per search"),
+        "notes": notes, "command": command,
+    }
