@@ -18,12 +18,11 @@ unrestricted unpickling.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import torch
 
-from naslib_plugins.benchmarks.ground_truth import METRICS, GroundTruth
+from naslib_plugins.benchmarks.ground_truth import METRICS, GroundTruth, _number
 from naslib_plugins.data.tasks import tnb_metric
 from naslib_plugins.errors import ArchitectureError, BenchmarkFileError, UserError
 from naslib_plugins.spaces.base import SearchSpace
@@ -108,13 +107,7 @@ def _value(series: list | tuple, mode: str, path: Path, where: str) -> float:
     for value in (series[-1:] if mode == "final" else series):
         if isinstance(value, torch.Tensor) and value.numel() == 1:
             value = value.item()
-        try:
-            out = float(value)
-        except (TypeError, ValueError):
-            raise BenchmarkFileError(f"{path}: {where}: not a number: {value!r}") from None
-        if not math.isfinite(out):
-            raise BenchmarkFileError(f"{path}: {where}: non-finite value {value!r}")
-        numbers.append(out)
+        numbers.append(_number(value, path, where))
     return max(numbers)
 
 
