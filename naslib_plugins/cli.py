@@ -214,13 +214,18 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_data_args(p: argparse.ArgumentParser) -> None:
+def _add_batch_args(p: argparse.ArgumentParser) -> None:
+    """What `_batches` reads: one set of data options for scoring and searching alike."""
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--labels", help="true | random (NASI's label-agnostic check); default true, random for TNB tasks")
     p.add_argument("--resolution", type=int, help="TNB input size (default 256, as the benchmark)")
     p.add_argument("--data", default="real", help="real | gaussian (N(0,1) images)")
     p.add_argument("--images", help="an .npz with x_train (uint8 NHWC) and y_train; default: the CIFAR-10 sample in $NASLIB_PLUGINS_DATA")
+
+
+def _add_data_args(p: argparse.ArgumentParser) -> None:
+    _add_batch_args(p)
+    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=1, help="processes (one torch thread each)")
     p.add_argument("--restart", action="store_true", help="ignore an existing scores.jsonl instead of resuming")
 
@@ -294,7 +299,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="folder for search.json and the resumable runs.jsonl")
     p.add_argument("--config", help="a YAML file of these options (command-line flags override it)")
     p.add_argument("--steps", type=int, default=100, help="T, Gumbel samples (one mini-batch each)")
-    p.add_argument("--batch-size", type=int, default=64, help="b, the mini-batch size")
     p.add_argument("--mu", type=float, default=1.0, help="penalty coefficient (paper: 1 small cell spaces, 2 DARTS)")
     p.add_argument("--nu", default="adaptive", help="adaptive (eq. 40) | fixed (eq. 39)")
     p.add_argument("--nu0", type=float, help="initial nu (adaptive, default 1000) or the fixed nu "
@@ -305,9 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--xi", type=float, default=1.0, help="step size: ||Delta|| <= xi")
     p.add_argument("--channels", type=int, default=16, help="supernet width C")
     p.add_argument("--cells", type=int, default=5, help="supernet cells per stage N")
-    p.add_argument("--labels", default="true", help="true | random (NASI's label-agnostic search)")
-    p.add_argument("--data", default="real", help="real | gaussian (NASI's data-agnostic search)")
-    p.add_argument("--images", help="an .npz with x_train (uint8 NHWC) and y_train; default: the CIFAR-10 sample in $NASLIB_PLUGINS_DATA")
+    _add_batch_args(p)  # --batch-size is NASI's b; --labels random / --data gaussian its agnostic modes
     p.add_argument("--restart", action="store_true", help="ignore an existing runs.jsonl instead of resuming")
     p.set_defaults(func=cmd_search)
 
