@@ -1,4 +1,5 @@
-"""`naslib-plugins` command line: correlate, naslib-agreement, score, search, demo, list."""
+"""`naslib-plugins` command line: correlate, naslib-agreement, score, search, demo, leaderboard,
+naslib-run, list."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +22,11 @@ def _batches(args: argparse.Namespace, dataset: str):
     from naslib_plugins.data.batches import BatchSource
     from naslib_plugins.data.tasks import TASKS, TaskBatchSource
 
+    if dataset == "digits":
+        from naslib_plugins.data.digits import DigitsBatchSource
+
+        return DigitsBatchSource(batch_size=args.batch_size, seed=args.seed, labels=args.labels or "true",
+                                 data=args.data)
     if dataset in TASKS:  # TransNAS-Bench-101: no Taskonomy labels here, only synthetic targets
         return TaskBatchSource(dataset, batch_size=args.batch_size, seed=args.seed, labels=args.labels or "random",
                                data=args.data, images=args.images, resolution=getattr(args, "resolution", None))
@@ -52,9 +58,11 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     truth = load_ground_truth(_benchmark(args, space.name, dataset), space, dataset, args.metric)
     batches = _batches(args, dataset)
     print(f"data: {batches.describe()}", file=sys.stderr)
+    options = {"ensemble": {"components": args.ensemble_components}} if args.ensemble_components else {}
     result = run_correlation(space, dataset, truth, names, batches, None if args.all else args.n_archs,
                              args.seed, Path(args.out), workers=args.workers, resume=not args.restart,
-                             command="naslib-plugins " + shlex.join(sys.argv[1:]))
+                             command="naslib-plugins " + shlex.join(sys.argv[1:]),
+                             scores_from=[Path(p) for p in args.scores_from or []], predictor_options=options)
     print(correlation_table(result))
     return 0
 
@@ -145,9 +153,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     space = get_space(args.space)
     dataset = space.check_dataset(args.dataset)
     seeds = parse_seeds(args.seeds)
-    optimizer = OPTIMIZERS.get(args.optimizer)(
-        steps=args.steps, mu=args.mu, nu=args.nu, nu0=args.nu0, nu_scale=args.nu_scale, nu_samples=args.nu_samples,
-        tau=args.tau, xi=args.xi, channels=args.channels, cells=args.cells)
+    optimizer = OPTIMIZERS.get(args.optimizer).from_args(args)
     has_truth = args.benchmark or default_benchmark(space.name, dataset) is not None
     benchmark = _benchmark(args, space.name, dataset) if has_truth else None
     result = run_search(optimizer, space, dataset, seeds,
@@ -165,41 +171,45 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Score random NB201 architectures on Gaussian inputs with every predictor; no files needed."""
-    from naslib_plugins.benchmarks.correlation import correlations
-    from naslib_plugins.benchmarks.scoring import make_predictors, score_stream
-    from naslib_plugins.data.batches import BatchSource
-    from naslib_plugins.predictors import PREDICTORS
-    from naslib_plugins.spaces import get_space
-    from tqdm import tqdm
+    """Correlate and search on the packaged digits benchmark of mlp_act_skip; no files needed."""
+    from naslib_plugins.demo import run_demo
+    from naslib_plugins.optimizers.run import parse_seeds
 
-    space = get_space("nasbench201")
-    rng = np.random.default_rng(args.seed)
-    archs = []
-    while len(archs) < args.n_archs:
-        a = space.sample(rng)
-        if a not in archs:
-            archs.append(a)
-    names = PREDICTORS.names()
-    batches = BatchSource("cifar10", batch_size=args.batch_size, seed=args.seed, data="gaussian")
-    print(f"demo: {len(archs)} random NAS-Bench-201 architectures, {batches.describe()}")
-    records = list(tqdm(score_stream(space, archs, "cifar10", make_predictors(names), batches, args.seed),
-                        total=len(archs), desc="scoring", unit="arch", file=sys.stderr))
-    width = max(len(r["arch_str"]) for r in records)
-    print(f"{'architecture':<{width}} " + " ".join(f"{n:>10}" for n in names))
-    for r in records:
-        cells = [("failed" if r["scores"][n] is None else f"{r['scores'][n]:10.4g}") for n in names]
-        print(f"{r['arch_str']:<{width}} " + " ".join(f"{c:>10}" for c in cells))
-    print("\nKendall tau between predictors (rank agreement):")
-    print(" " * 9 + " ".join(f"{n:>8}" for n in names))
-    for a in names:
-        row = []
-        for b in names:
-            tau = correlations([r["scores"][a] for r in records], [r["scores"][b] for r in records])["kendall"]
-            row.append("     n/a" if tau is None else f"{tau:8.2f}")
-        print(f"{a:>8} " + " ".join(row))
-    seconds = {n: np.mean([r["seconds"][n] for r in records]) for n in names}
-    print("\nseconds per architecture: " + ", ".join(f"{n} {s:.3f}" for n, s in seconds.items()))
+    run_demo(Path(args.out), n_archs=args.n_archs, seeds=tuple(parse_seeds(args.seeds)), budget=args.budget,
+             steps=args.steps, batch_size=args.batch_size, command="naslib-plugins " + shlex.join(sys.argv[1:]))
+    return 0
+
+
+def cmd_naslib_run(args: argparse.Namespace) -> int:
+    """One search from a config in NASLib's YAML layout, through NASLib's Trainer (needs NASLib)."""
+    try:
+        from naslib_plugins.naslib_adapter.runner import run_config
+    except ImportError as e:
+        raise UserError(str(e)) from None
+
+    result = run_config(args.config_file, args.benchmark)
+    acc = result.get("test_accuracy")
+    acc = "n/a" if acc is None else f"{acc:.2f}"
+    print(f"{result['optimizer']} {result['space']}/{result['dataset']} seed {result['seed']}: {result['arch_str']}  "
+          f"test accuracy {acc} ({result['accuracy_source'] or 'no benchmark'})")
+    for note in result["notes"]:
+        print(f"note: {note}")
+    print(f"saved {result['out']}")
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """LEADERBOARD.md/.csv/.json (and plots) from every run under a results folder."""
+    from naslib_plugins.benchmarks.leaderboard import build_leaderboard
+    from naslib_plugins.data.batches import data_dir
+
+    anchors, root = (Path(args.anchors) if args.anchors else None), data_dir()
+    if anchors is None and root is not None and (root.parent / "anchors.md").is_file():
+        anchors = root.parent / "anchors.md"  # the shared data's layout: anchors.md beside benchdata/
+    board = build_leaderboard(Path(args.results_dir), anchors, plots=not args.no_plots)
+    n_rows = sum(len(s["rows"]) for s in board["correlation"]) + len(board["search"]["rows"])
+    print(f"wrote {Path(args.results_dir) / 'LEADERBOARD.md'} (.csv, .json): {n_rows} rows, "
+          f"{len(board['plots'])} plots, anchors: {anchors or 'not available'}")
     return 0
 
 
@@ -268,6 +278,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", help="ground-truth file (.csv, NASLib zc_*.json or NB201 .pickle)")
     p.add_argument("--out")
     p.add_argument("--config", help="a YAML file of these options (command-line flags override it)")
+    p.add_argument("--scores-from", action="append", metavar="PATH",
+                   help="reuse the scores of an earlier run with the same data settings (its score log .jsonl, "
+                        "or its output folder); predictors it has for every architecture are not scored again")
+    p.add_argument("--ensemble-components", help="predictors the `ensemble` aggregates (default zico,nwot,synflow,flops)")
     _add_data_args(p)
     p.set_defaults(func=cmd_correlate)
 
@@ -290,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_args(p)
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("search", help="run a search strategy (NASI) once per seed; accuracies from the benchmark")
+    p = sub.add_parser("search", help="run a search strategy once per seed; accuracies from the benchmark")
     p.add_argument("--optimizer", default="nasi")
     p.add_argument("--space", default="nasbench201")
     p.add_argument("--dataset", default="cifar10")
@@ -298,7 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", help="ground-truth file for the found architectures' accuracies")
     p.add_argument("--out", help="folder for search.json and the resumable runs.jsonl")
     p.add_argument("--config", help="a YAML file of these options (command-line flags override it)")
-    p.add_argument("--steps", type=int, default=100, help="T, Gumbel samples (one mini-batch each)")
+    # one flag per constructor parameter of every optimizer (Optimizer.from_args); the others ignore it
+    p.add_argument("--steps", type=int, default=100, help="nasi: T, Gumbel samples (one mini-batch each)")
     p.add_argument("--mu", type=float, default=1.0, help="penalty coefficient (paper: 1 small cell spaces, 2 DARTS)")
     p.add_argument("--nu", default="adaptive", help="adaptive (eq. 40) | fixed (eq. 39)")
     p.add_argument("--nu0", type=float, help="initial nu (adaptive, default 1000) or the fixed nu "
@@ -307,17 +322,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--nu-samples", type=int, default=50, help="random architectures for the fixed nu")
     p.add_argument("--tau", type=float, default=1.0, help="Gumbel-softmax temperature")
     p.add_argument("--xi", type=float, default=1.0, help="step size: ||Delta|| <= xi")
-    p.add_argument("--channels", type=int, default=16, help="supernet width C")
-    p.add_argument("--cells", type=int, default=5, help="supernet cells per stage N")
+    p.add_argument("--channels", type=int, default=16, help="nasi / zc-pt: supernet width C")
+    p.add_argument("--cells", type=int, default=5, help="nasi / zc-pt: supernet cells per stage N")
+    p.add_argument("--predictor", default="zico", help="zc-evolution / zc-random / zc-pt: the score searched on")
+    p.add_argument("--budget", type=int, default=1000, help="zc-evolution / zc-random: architectures scored")
+    p.add_argument("--population", type=int, default=64, help="zc-evolution: population size P")
+    p.add_argument("--sample-size", type=int, default=16, help="zc-evolution: tournament size S")
+    p.add_argument("--pool", type=int, default=10, help="zc-pt: proposal passes N")
+    p.add_argument("--validate-rounds", type=int, default=100, help="zc-pt: mini-batches each candidate is validated on")
+    p.add_argument("--edge-order", default="random", help="zc-pt: random | fixed | reverse")
     _add_batch_args(p)  # --batch-size is NASI's b; --labels random / --data gaussian its agnostic modes
     p.add_argument("--restart", action="store_true", help="ignore an existing runs.jsonl instead of resuming")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("demo", help="the main job on an embedded default (no downloaded file)")
-    p.add_argument("--n-archs", type=int, default=20)
+    p.add_argument("--out", default="naslib-plugins-demo", help="output folder (resumable)")
+    p.add_argument("--n-archs", type=int, default=300, help="architectures correlated")
+    p.add_argument("--seeds", default="0-2", help="searches per strategy")
+    p.add_argument("--budget", type=int, default=100, help="architectures scored per zero-shot search")
+    p.add_argument("--steps", type=int, default=100, help="NASI's T")
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("leaderboard", help="LEADERBOARD.md/.csv/.json and plots from every run under a folder")
+    p.add_argument("results_dir", metavar="RESULTS_DIR")
+    p.add_argument("--anchors", help="published figures (default: $NASLIB_PLUGINS_DATA/../anchors.md if it exists)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNGs")
+    p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser("naslib-run", help="a search from a NASLib-layout YAML config, through NASLib's Trainer")
+    p.add_argument("--config-file", required=True, help="configs/naslib/*.yaml: search_space, dataset, optimizer, "
+                   "seed, out_dir, search: {...}")
+    p.add_argument("--benchmark", help="ground truth for the found architecture when NASLib has no benchmark data")
+    p.set_defaults(func=cmd_naslib_run)
 
     p = sub.add_parser("list", help="registered spaces, predictors and optimizers")
     p.set_defaults(func=cmd_list)

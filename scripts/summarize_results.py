@@ -7,48 +7,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
+
+from naslib_plugins.benchmarks.anchors import parse_anchors
 
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 # the issue's targets for Spearman on NB201 CIFAR-10 (1000 archs, seed 0, test accuracy)
 TARGETS = {"zico": 0.75, "synflow": 0.70, "snip": 0.53, "grasp": 0.45, "params": 0.70}
-ZICO_NAMES = {"ZiCo": "zico", "#Params": "params", "SynFlow": "synflow"}
 
 
-def markdown_tables(text: str) -> list[list[list[str]]]:
-    tables, current = [], []
-    for line in text.splitlines():
-        if line.startswith("|"):
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if not all(re.fullmatch(r"-+", c) for c in cells):
-                current.append(cells)
-        elif current:
-            tables.append(current)
-            current = []
-    if current:
-        tables.append(current)
-    return tables
-
-
-def parse_anchors(path: Path) -> tuple[dict, dict]:
-    """(ZiCo-paper Kendall/Spearman on all NB201 archs, Suite-Zero Spearman), by our names."""
-    zico, suite = {}, {}
-    for table in markdown_tables(path.read_text()):
-        header = table[0]
-        if header[:4] == ["proxy", "CIFAR-10", "CIFAR-100", "ImageNet16-120"]:
-            for row in table[1:]:
-                name = ZICO_NAMES.get(row[0])
-                if name:
-                    for ds, cell in zip(DATASETS, row[1:4]):
-                        k, s = (float(v) for v in cell.split("/"))
-                        zico[(name, ds)] = (k, s)
-        elif header[:2] == ["proxy", "NB101"]:
-            cols = {"201C10": "cifar10", "201C100": "cifar100", "201IN16": "ImageNet16-120"}
-            for row in table[1:]:
-                for col, cell in zip(header[1:], row[1:]):
-                    if col in cols:
-                        suite[(row[0], cols[col])] = float(cell)
+def nb201_anchors(path: Path) -> tuple[dict, dict]:
+    """(ZiCo-paper Kendall/Spearman on all NB201 archs, Suite-Zero Spearman), keyed (predictor, dataset)."""
+    anchors = parse_anchors(path)
+    nb201 = [a for a in anchors.correlation if a.space == "nasbench201"]
+    zico = {(a.predictor, a.dataset): (a.kendall, a.spearman) for a in nb201 if a.metric == "test_accuracy"}
+    suite = {(a.predictor, a.dataset): a.spearman for a in nb201 if a.metric == "val_accuracy"}
     return zico, suite
 
 
@@ -193,7 +166,7 @@ def main() -> None:
     ap.add_argument("--results", default="results")
     args = ap.parse_args()
     results = Path(args.results)
-    zico, suite = parse_anchors(Path(args.anchors))
+    zico, suite = nb201_anchors(Path(args.anchors))
     lines = [
         "# Results",
         "",

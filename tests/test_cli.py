@@ -97,13 +97,6 @@ def test_list_and_module_entry_point():
     assert "nasbench201" in out.stdout and "zico" in out.stdout
 
 
-def test_demo_runs_on_gaussian_data_without_files(capsys, monkeypatch):
-    monkeypatch.delenv("NASLIB_PLUGINS_DATA", raising=False)
-    assert main(["demo", "--n-archs", "3", "--batch-size", "8"]) == 0
-    out = capsys.readouterr().out
-    assert "Kendall tau between predictors" in out and "zico" in out and "Gaussian" in out
-
-
 def test_yaml_config_supplies_defaults_and_flags_override(tmp_path, shared_data):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("space: nasbench201\npredictors: [params]\nn-archs: 3\nbatch-size: 4\ndata: gaussian\n"

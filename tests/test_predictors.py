@@ -37,7 +37,7 @@ def test_registry_has_the_six_proxies_and_sizes():
         get_predictor("jacob")
 
 
-@pytest.mark.parametrize("name", PREDICTORS.names())
+@pytest.mark.parametrize("name", [n for n in PREDICTORS.names() if not getattr(PREDICTORS.get(n), "set_level", False)])
 def test_every_predictor_is_finite_and_bitwise_reproducible(name, batches):
     a = get_predictor(name).score(small_model(), batches, F.cross_entropy)
     b = get_predictor(name).score(small_model(), batches, F.cross_entropy)

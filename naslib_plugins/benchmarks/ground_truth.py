@@ -99,6 +99,13 @@ def _number(value: object, path: Path, where: str) -> float:
 
 def _read_csv(path: Path, space: SearchSpace, dataset: str, metric: str, gt: GroundTruth) -> None:
     with open(path, newline="") as f:
+        # leading `#` lines describe how a table was made (this package's own tables)
+        comments = 0
+        while f.readline().startswith("#"):
+            comments += 1
+        f.seek(0)
+        for _ in range(comments):
+            f.readline()
         reader = csv.DictReader(f)
         columns = reader.fieldnames or []
         arch_col = next((c for c in ARCH_COLUMNS if c in columns), None)
@@ -111,7 +118,7 @@ def _read_csv(path: Path, space: SearchSpace, dataset: str, metric: str, gt: Gro
                 f"{path}: needs an architecture column (one of {', '.join(ARCH_COLUMNS)}) and a "
                 f"metric column (one of {', '.join(candidates)}); has {', '.join(columns) or 'none'}"
             )
-        for line, row in enumerate(reader, start=2):
+        for line, row in enumerate(reader, start=comments + 2):
             key = _parse(space, row[arch_col], path, f"line {line}")
             gt.values[key] = _number(row[metric_col], path, f"line {line}")
             if row.get("nb201_index", "").isdigit():
@@ -246,7 +253,8 @@ def read_nb201_pth(path: Path, space: SearchSpace, dataset: str, metric: str) ->
 
 
 def default_benchmark(space: str, dataset: str) -> Path | None:
-    """The shared data's all-architecture table for a space, if $NASLIB_PLUGINS_DATA points at it."""
+    """The all-architecture table for a space: the shared data's, if $NASLIB_PLUGINS_DATA points at
+    it, or the one this package ships for its own digits space."""
     from naslib_plugins.data.batches import data_dir
 
     root = data_dir()
@@ -257,6 +265,10 @@ def default_benchmark(space: str, dataset: str) -> Path | None:
         "transbench101_micro": Path("transnas101_micro") / "tnb101_micro_all_4096.csv",
         "transbench101_macro": Path("transnas101_macro") / "tnb101_macro_all_3256.csv",
     }
+    if space == "mlp_act_skip":
+        from naslib_plugins.benchmarks.minibench import TABLE
+
+        return TABLE if TABLE.is_file() else None
     if root is None or space not in tables:
         return None
     path = root / tables[space]

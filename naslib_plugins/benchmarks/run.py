@@ -12,8 +12,10 @@ from tqdm import tqdm
 
 from naslib_plugins.benchmarks.correlation import correlations
 from naslib_plugins.benchmarks.ground_truth import GroundTruth
-from naslib_plugins.benchmarks.scoring import ScoreLog, make_predictors, score_stream
+from naslib_plugins.benchmarks.scoring import ScoreLog, make_predictors, read_score_log, score_stream
 from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.predictors import PREDICTORS, Predictor, get_predictor
 from naslib_plugins.spaces.base import SearchSpace
 
 
@@ -86,6 +88,77 @@ def correlation_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def split_predictors(names: list[str], options: dict[str, dict] | None = None) -> tuple[list[str], dict[str, Predictor]]:
+    """(the per-architecture predictors to score, the set-level ones by name, built with their
+    `options`). A set-level predictor's components join the per-architecture list, so they are
+    reported beside it."""
+    options = options or {}
+    set_level = {n: get_predictor(n, **options.get(n, {}))
+                 for n in names if getattr(PREDICTORS.get(n), "set_level", False)}
+    per_arch = [n for n in names if n not in set_level]
+    for predictor in set_level.values():
+        per_arch += [c for c in predictor.components if c not in per_arch]
+    return per_arch, set_level
+
+
+# what must agree for scores from an earlier run to stand in for scoring now
+_REUSE_KEYS = ("space", "dataset", "seed", "batch_size", "labels", "data")
+
+
+def read_reused_scores(path: Path, settings: dict, describe: str) -> dict[str, dict]:
+    """{hash: record} from an earlier run made with the same settings: its JSONL score log, or
+    its folder (scores.csv with the correlation.json beside it)."""
+    path = Path(path)
+    if path.is_dir():
+        meta_path, csv_path = path / "correlation.json", path / "scores.csv"
+        for f in (meta_path, csv_path):
+            if not f.is_file():
+                raise BenchmarkFileError(f"--scores-from {path}: no {f.name} there")
+        try:
+            meta = json.loads(meta_path.read_text())
+        except ValueError as e:
+            raise BenchmarkFileError(f"{meta_path}: not valid JSON ({e})") from None
+        theirs = {"space": meta.get("space"), "dataset": meta.get("dataset"), "seed": meta.get("seed"),
+                  "data": meta.get("data")}
+        ours = {"space": settings["space"], "dataset": settings["dataset"], "seed": settings["seed"], "data": describe}
+        names = list(meta.get("predictors", {}))
+        records = _read_scores_csv(csv_path, names)
+    else:
+        header, records, _, _ = read_score_log(path)
+        theirs = {k: header.get(k) for k in _REUSE_KEYS}
+        ours = {k: settings[k] for k in _REUSE_KEYS}
+    diff = [k for k in ours if ours[k] != theirs[k]]
+    if diff:
+        raise UserError(f"--scores-from {path} was made with other settings: "
+                        + "; ".join(f"{k} {theirs[k]!r} there, {ours[k]!r} here" for k in diff))
+    return records
+
+
+def _read_scores_csv(path: Path, names: list[str]) -> dict[str, dict]:
+    def number(text: str) -> float | None:
+        return None if text == "" else float(text)
+
+    records = {}
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        needed = ["hash", "arch_str"] + [c for n in names for c in (n, f"{n}_seconds", f"{n}_status")]
+        missing = [c for c in needed if c not in (reader.fieldnames or [])]
+        if missing:
+            raise BenchmarkFileError(f"{path}: missing columns {', '.join(missing)}")
+        try:
+            for row in reader:
+                records[row["hash"]] = {
+                    "hash": row["hash"], "arch_str": row["arch_str"],
+                    "scores": {n: number(row[n]) for n in names},
+                    "seconds": {n: float(row[f"{n}_seconds"]) for n in names},
+                    "status": {n: row[f"{n}_status"] for n in names},
+                    "reason": {n: row[f"{n}_reason"] for n in names if row.get(f"{n}_reason")},
+                }
+        except ValueError as e:
+            raise BenchmarkFileError(f"{path}: line {reader.line_num}: {e}") from None
+    return records
+
+
 def run_correlation(
     space: SearchSpace,
     dataset: str,
@@ -98,21 +171,60 @@ def run_correlation(
     workers: int = 1,
     resume: bool = True,
     command: str = "",
+    scores_from: list[Path] = (),
+    predictor_options: dict[str, dict] | None = None,
 ) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     keys = sample_keys(list(truth.values), n_archs, seed)
-    settings = {"space": space.name, "dataset": dataset, "predictors": predictor_names, "seed": seed,
-                "batch_size": batches.batch_size, "labels": batches.labels, "data": batches.data,
-                "keys": len(keys), "benchmark": Path(truth.source).name, "metric": truth.metric}
-    records = score_keys(space, keys, dataset, predictor_names, batches, seed, out / "scores.jsonl",
-                         settings, workers=workers, resume=resume, desc=f"{space.name}/{dataset}")
+    per_arch, set_level = split_predictors(predictor_names, predictor_options)
+    base = {"space": space.name, "dataset": dataset, "seed": seed, "batch_size": batches.batch_size,
+            "labels": batches.labels, "data": batches.data}
+    # predictors an earlier run scored on every one of these architectures are not scored again
+    reused: dict[str, dict] = {k: {"hash": k, "scores": {}, "seconds": {}, "status": {}, "reason": {}} for k in keys}
+    for path in scores_from:
+        earlier = read_reused_scores(path, base, batches.describe())
+        for name in per_arch:
+            if all(k in earlier and name in earlier[k]["scores"] for k in keys):
+                for k in keys:
+                    for field in ("scores", "seconds", "status"):
+                        reused[k][field].setdefault(name, earlier[k][field][name])
+                    if name in earlier[k]["reason"]:
+                        reused[k]["reason"].setdefault(name, earlier[k]["reason"][name])
+                    reused[k].setdefault("arch_str", earlier[k]["arch_str"])
+    to_score = [n for n in per_arch if not all(n in reused[k]["scores"] for k in keys)]
+    if scores_from:
+        taken = [n for n in per_arch if n not in to_score]
+        print(f"reused from earlier runs: {', '.join(taken) or 'nothing'}; scoring now: "
+              f"{', '.join(to_score) or 'nothing'}", file=sys.stderr)
+    records = reused
+    if to_score:
+        settings = {**base, "predictors": to_score, "keys": len(keys), "benchmark": Path(truth.source).name,
+                    "metric": truth.metric}
+        fresh = score_keys(space, keys, dataset, to_score, batches, seed, out / "scores.jsonl", settings,
+                           workers=workers, resume=resume, desc=f"{space.name}/{dataset}")
+        for k in keys:
+            for field in ("scores", "seconds", "status", "reason"):
+                records[k][field].update(fresh[k][field])
+            records[k]["arch_str"] = fresh[k]["arch_str"]
     ordered = [records[k] for k in keys]
-    write_scores_csv(out / "scores.csv", ordered, predictor_names, truth)
+    for name, predictor in set_level.items():
+        columns = {c: [r["scores"][c] for r in ordered] for c in predictor.components}
+        values, reasons = predictor.combine(columns)
+        for r, v, why in zip(ordered, values, reasons):
+            r["scores"][name] = v
+            r["seconds"][name] = round(sum(r["seconds"][c] for c in predictor.components), 6)
+            r["status"][name] = "ok" if why is None else "failed"
+            if why is not None:
+                r["reason"][name] = why
+    names = per_arch + list(set_level)
+    write_scores_csv(out / "scores.csv", ordered, names, truth)
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": seed,
               "metric": truth.metric, "benchmark": Path(truth.source).name, "data": batches.describe(),
               "command": command, "predictors": {}}
+    for name, predictor in set_level.items():
+        result.setdefault("set_level", {})[name] = predictor.options()
     t = [truth.get(r["hash"]) for r in ordered]
-    for name in predictor_names:
+    for name in names:
         s = [r["scores"].get(name) for r in ordered]
         c = correlations(s, t)
         c["seconds_per_arch"] = round(float(np.mean([r["seconds"][name] for r in ordered])), 4)

@@ -69,9 +69,41 @@ def make_predictors(names: Iterable[str]) -> dict[str, Predictor]:
         if name in out:
             raise UserError(f"predictor {name!r} named twice")
         out[name] = get_predictor(name)
+        if getattr(out[name], "set_level", False):
+            raise UserError(f"{name!r} ranks a whole set of architectures, not one: use it with correlate")
     if not out:
         raise UserError("no predictors named")
     return out
+
+
+def read_score_log(path: str | Path) -> tuple[dict, dict[str, dict], int, int]:
+    """(header settings, {hash: record}, bytes up to the last whole record, file size). A torn
+    last line from a kill, and anything after it, is left out."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise UserError(f"score log {path}: {e.strerror}") from None
+    lines = raw.split(b"\n")
+    try:
+        header = json.loads(lines[0])["header"]
+    except (ValueError, KeyError, TypeError):
+        raise UserError(f"{path}: not a score log (no header line); remove it or pick another --out") from None
+    records: dict[str, dict] = {}
+    good = len(lines[0]) + 1
+    for line in lines[1:]:
+        if not line.strip():
+            good += len(line) + 1
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            break  # torn write from a kill: everything after it is dropped
+        if not isinstance(record, dict) or "hash" not in record:
+            break
+        records[record["hash"]] = record
+        good += len(line) + 1
+    return header, records, min(good, len(raw)), len(raw)
 
 
 class ScoreLog:
@@ -94,30 +126,14 @@ class ScoreLog:
         self._file = open(self.path, "a")
 
     def _load(self) -> None:
-        raw = self.path.read_bytes()
-        lines = raw.split(b"\n")
-        try:
-            header = json.loads(lines[0])["header"]
-        except (ValueError, KeyError, TypeError):
-            raise UserError(f"{self.path}: not a score log (no header line); remove it or pick another --out") from None
+        header, self.records, good, size = read_score_log(self.path)
         if header != self.settings:
             diff = sorted(k for k in set(header) | set(self.settings) if header.get(k) != self.settings.get(k))
             raise UserError(
                 f"{self.path} was written with other settings ({', '.join(diff)}); "
                 "use the same settings to resume, or another --out"
             )
-        good = len(lines[0]) + 1
-        for line in lines[1:]:
-            if not line.strip():
-                good += len(line) + 1
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                break  # torn write from a kill: everything after it is dropped
-            self.records[record["hash"]] = record
-            good += len(line) + 1
-        if good < len(raw):
+        if good < size:
             with open(self.path, "r+b") as f:
                 f.truncate(good)
 

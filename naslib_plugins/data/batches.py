@@ -21,6 +21,16 @@ LABEL_MODES = ("true", "random")
 DATA_MODES = ("real", "gaussian")
 
 
+def check_modes(labels: str, data: str, batch_size: int) -> None:
+    """The options every batch source shares, checked before anything loads."""
+    if labels not in LABEL_MODES:
+        raise UserError(f"unknown label mode {labels!r}; known: {', '.join(LABEL_MODES)}")
+    if data not in DATA_MODES:
+        raise UserError(f"unknown data mode {data!r}; known: {', '.join(DATA_MODES)}")
+    if batch_size < 1:
+        raise UserError(f"batch size must be positive, got {batch_size}")
+
+
 def data_dir() -> Path | None:
     """The benchmark data folder named by $NASLIB_PLUGINS_DATA, if set."""
     value = os.environ.get(DATA_ENV)
@@ -87,12 +97,12 @@ class BatchSource:
         resolution: int | None = None,
     ):
         self.info = dataset_info(dataset)
-        if labels not in LABEL_MODES:
-            raise UserError(f"unknown label mode {labels!r}; known: {', '.join(LABEL_MODES)}")
-        if data not in DATA_MODES:
-            raise UserError(f"unknown data mode {data!r}; known: {', '.join(DATA_MODES)}")
-        if batch_size < 1:
-            raise UserError(f"batch size must be positive, got {batch_size}")
+        if self.info.channels != 3:
+            raise UserError(
+                f"{self.info.name} has {self.info.channels}-channel inputs; these batches stand CIFAR-10 "
+                "images in for RGB datasets only (digits: naslib_plugins.data.digits.DigitsBatchSource)"
+            )
+        check_modes(labels, data, batch_size)
         self.batch_size = batch_size
         self.seed = seed
         self.labels = labels
@@ -107,6 +117,11 @@ class BatchSource:
         state = self.__dict__.copy()
         state.update(_x=None, _y=None, _cache={})
         return state
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        """The shape of one sample (no batch dimension)."""
+        return (3, self.resolution, self.resolution)
 
     def describe(self) -> str:
         if self.data == "gaussian":
@@ -143,7 +158,7 @@ class BatchSource:
         rng = self._rng(i)
         b, c = self.batch_size, self.info.num_classes
         if self.data == "gaussian":
-            x = torch.from_numpy(rng.standard_normal((b, 3, self.resolution, self.resolution)).astype(np.float32))
+            x = torch.from_numpy(rng.standard_normal((b, *self.input_shape)).astype(np.float32))
             y = rng.integers(0, c, size=b)
         else:
             if self._x is None:

@@ -11,8 +11,15 @@ class DatasetInfo:
     name: str
     num_classes: int
     resolution: int
-    mean: tuple[float, float, float]
-    std: tuple[float, float, float]
+    # per-channel input normalisation; None where it is computed from the data (digits)
+    mean: tuple[float, ...] | None
+    std: tuple[float, ...] | None
+    channels: int = 3
+
+    @property
+    def features(self) -> int:
+        """Numbers in one flattened input sample."""
+        return self.channels * self.resolution ** 2
 
 
 DATASETS: dict[str, DatasetInfo] = {
@@ -29,6 +36,8 @@ DATASETS: dict[str, DatasetInfo] = {
         (122.68 / 255, 116.66 / 255, 104.01 / 255),
         (63.22 / 255, 61.26 / 255, 65.09 / 255),
     ),
+    # scikit-learn's load_digits: 8x8 grey images, standardised per pixel on the train split
+    "digits": DatasetInfo("digits", 10, 8, None, None, channels=1),
 }
 
 _ALIASES = {
@@ -39,6 +48,7 @@ _ALIASES = {
     "imagenet16-120": "ImageNet16-120",
     "imagenet16": "ImageNet16-120",
     "imagenet": "ImageNet16-120",
+    "digits": "digits",
 }
 
 

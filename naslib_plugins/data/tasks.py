@@ -207,6 +207,11 @@ class TaskBatchSource:
         state.update(_x=None, _perms=None, _cache={})
         return state
 
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        """The shape of one sample (no batch dimension)."""
+        return (3, self.resolution, self.resolution)
+
     def describe(self) -> str:
         r = self.resolution
         if self.data == "gaussian":
@@ -242,7 +247,7 @@ class TaskBatchSource:
     def _inputs(self, rng: np.random.Generator) -> torch.Tensor:
         b, r = self.batch_size, self.resolution
         if self.data == "gaussian":
-            return torch.from_numpy(rng.standard_normal((b, 3, r, r)).astype(np.float32))
+            return torch.from_numpy(rng.standard_normal((b, *self.input_shape)).astype(np.float32))
         if self._x is None:
             self._load()
         idx = rng.choice(len(self._x), size=b, replace=b > len(self._x))

@@ -1,6 +1,7 @@
 """What a search strategy offers: options, and one search per seed returning an architecture."""
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,13 @@ class Optimizer(ABC):
     def options(self) -> dict:
         """The settings that determine a search (recorded with every result)."""
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    @classmethod
+    def from_args(cls, args: Any) -> "Optimizer":
+        """Built from the command line's options that share a name with the constructor's
+        parameters; the search command declares one flag per parameter of every optimizer."""
+        names = [n for n in inspect.signature(cls.__init__).parameters if n != "self"]
+        return cls(**{n: getattr(args, n) for n in names if getattr(args, n, None) is not None})
 
     def check(self, space: SearchSpace, dataset: str) -> None:
         """Raise UserError now if this optimizer cannot search `space` (before any work starts)."""

@@ -141,7 +141,7 @@ class NASI(Optimizer):
         dataset = space.check_dataset(dataset)
         loss_fn = space.loss_fn(dataset)
         torch.manual_seed(seed)  # theta_0
-        net = build_supernet(space.name, dataset, self.channels, self.cells)
+        net = build_supernet(space, dataset, self.channels, self.cells)
         # NCHW, not channels-last: the double backward, most of a step, runs faster in NCHW here
         net.train()
         generator = torch.Generator().manual_seed(seed)  # Gumbel noise and random architectures

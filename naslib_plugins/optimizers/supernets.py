@@ -1,7 +1,8 @@
 """One-shot supernets: every candidate of a space is a sub-graph, chosen by one-hot weights.
 
 A supernet's forward takes, with the input, one weight vector per categorical choice of the
-space (`groups` gives their sizes). The weights are one-hot in value. When they carry a
+space (`groups` gives their sizes). For NASI the weights are one-hot in value (Zero-Cost-PT
+also passes soft mixtures to the NB201 supernet, with no gradient). When they carry a
 gradient (straight-through Gumbel weights), every op that the weights could switch on is
 evaluated and scaled by its weight, because d(output)/d(w_k) is op k's output even when
 w_k = 0; otherwise only the chosen ops run. An op whose weight is 0 leaves its own parameters
@@ -17,7 +18,9 @@ import torch.nn.functional as F
 
 from naslib_plugins.data.datasets import dataset_info
 from naslib_plugins.errors import UserError
+from naslib_plugins.spaces import mlp_act_skip as mlp
 from naslib_plugins.spaces import nasbench201 as nb201
+from naslib_plugins.spaces.base import SearchSpace
 
 
 class Supernet(nn.Module):
@@ -66,12 +69,17 @@ class NB201MixedEdge(nn.Module):
         })
 
     def forward(self, x: torch.Tensor, w: torch.Tensor, chosen: int) -> torch.Tensor | None:
-        """None stands for a zero output."""
+        """None stands for a zero output. Weights without a gradient may also be a soft mixture
+        (Zero-Cost-PT's supernet): then the ops of non-zero weight run, scaled by it."""
         if not w.requires_grad:
-            return None if chosen == nb201.NONE else self.ops[str(chosen)](x)
+            if int((w != 0).sum()) == 1 and float(w[chosen]) == 1.0:  # one-hot: the chosen op alone
+                return None if chosen == nb201.NONE else self.ops[str(chosen)](x)
+            live = [key for key in self.ops if float(w[int(key)]) != 0.0]
+        else:
+            live = list(self.ops)  # d(output)/d(w_k) is op k's output even where w_k = 0
         out = None
-        for key, op in self.ops.items():
-            y = w[int(key)] * op(x)
+        for key in live:
+            y = w[int(key)] * self.ops[key](x)
             out = y if out is None else out + y
         return out
 
@@ -137,15 +145,65 @@ class NB201Supernet(Supernet):
         return tuple(int(a.argmax()) for a in alpha)  # ties go to the lower op index
 
 
-# space name -> (dataset, width C, cells per stage N) -> supernet; a space joins NASI's search
-# by adding its supernet here
-_BUILDERS: dict[str, Callable[[str, int, int], Supernet]] = {
-    "nasbench201": lambda dataset, C, N: NB201Supernet(dataset_info(dataset).num_classes, C=C, N=N),
+# --------------------------------------------------------------------------- mlp_act_skip
+
+
+class MLPActSkipSupernet(Supernet):
+    """mlp_act_skip's network (as mlp_act_skip.MLPActSkipNetwork, with the same parameter names)
+    with every activation on every layer and every skip pair: one categorical over the 8
+    activations per layer, then one over (off, on) per skip pair in the space's pair order.
+    An "off" skip adds nothing, as NB201's `none` edge. Every candidate shares the layer's
+    weights, so every sub-network has all the parameters."""
+
+    space = "mlp_act_skip"
+
+    def __init__(self, space: mlp.MLPActSkipSpace, dataset: str):
+        super().__init__()
+        info = dataset_info(space.check_dataset(dataset))
+        self.depth = space.depth
+        self.pairs = space.pairs
+        self.groups = (mlp.NUM_ACTIVATIONS,) * space.depth + (2,) * len(space.pairs)
+        self.embed = nn.Linear(info.features, space.width)
+        self.layers = nn.ModuleList(nn.Linear(space.width, space.width) for _ in range(space.depth))
+        self.activations = nn.ModuleList(mlp.activation_module(a) for a in range(mlp.NUM_ACTIVATIONS))
+        self.classifier = nn.Linear(space.width, info.num_classes)
+
+    def forward(self, x: torch.Tensor, weights: Sequence[torch.Tensor]) -> torch.Tensor:
+        choice = self.choice_of(weights)
+        states = [self.embed(x)]
+        for l, layer in enumerate(self.layers, start=1):
+            z, w = layer(states[-1]), weights[l - 1]
+            if w.requires_grad:
+                h = sum(w[a] * act(z) for a, act in enumerate(self.activations))
+            else:
+                h = self.activations[choice[l - 1]](z)
+            for pos, (j, target) in enumerate(self.pairs, start=self.depth):
+                if target != l:
+                    continue
+                if weights[pos].requires_grad:
+                    h = h + weights[pos][1] * states[j]
+                elif choice[pos]:
+                    h = h + states[j]
+            states.append(h)
+        return self.classifier(states[-1])
+
+    def parameters_of(self, choice: Sequence[int]) -> list[nn.Parameter]:
+        return list(self.parameters())
+
+    def decode(self, alpha: Sequence[torch.Tensor]) -> tuple[int, ...]:
+        return tuple(int(a.argmax()) for a in alpha)  # ties: the first activation, skip off
+
+
+# space name -> (space, dataset, width C, cells per stage N) -> supernet; a space joins NASI's
+# search by adding its supernet here. C and N are NB201's; the MLP's sizes are the space's own.
+_BUILDERS: dict[str, Callable[[SearchSpace, str, int, int], Supernet]] = {
+    "nasbench201": lambda space, dataset, C, N: NB201Supernet(dataset_info(dataset).num_classes, C=C, N=N),
+    "mlp_act_skip": lambda space, dataset, C, N: MLPActSkipSupernet(space, dataset),
 }
 SUPPORTED_SPACES = tuple(_BUILDERS)
 
 
-def build_supernet(space: str, dataset: str, C: int, N: int) -> Supernet:
-    if space not in _BUILDERS:
-        raise UserError(f"no supernet for search space {space!r}; supported: {', '.join(SUPPORTED_SPACES)}")
-    return _BUILDERS[space](dataset, C, N)
+def build_supernet(space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
+    if space.name not in _BUILDERS:
+        raise UserError(f"no supernet for search space {space.name!r}; supported: {', '.join(SUPPORTED_SPACES)}")
+    return _BUILDERS[space.name](space, dataset, C, N)

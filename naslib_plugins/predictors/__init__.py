@@ -2,6 +2,9 @@
 from naslib_plugins.predictors.base import PREDICTORS, Predictor
 from naslib_plugins.predictors import gradient as _gradient  # noqa: F401  (registers)
 from naslib_plugins.predictors import model_stats as _model_stats  # noqa: F401  (registers)
+from naslib_plugins.predictors import ntk as _ntk  # noqa: F401  (registers)
+from naslib_plugins.predictors import nwot as _nwot  # noqa: F401  (registers)
+from naslib_plugins.predictors import ensemble as _ensemble  # noqa: F401  (registers)
 
 
 def get_predictor(name: str, **options) -> Predictor:

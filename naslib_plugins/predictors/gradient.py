@@ -129,8 +129,7 @@ class SynFlow(Predictor):
         with torch.no_grad():
             for p in net.parameters():
                 p.abs_()
-        res = batches.resolution
-        out = net(torch.ones(1, 3, res, res, dtype=torch.float64))
+        out = net(torch.ones(1, *batches.input_shape, dtype=torch.float64))
         weights = [m.weight for m in weight_layers(net)]
         grads = torch.autograd.grad(out.sum(), weights, allow_unused=True)
         return sum(float((w.detach() * g).abs().sum()) for w, g in zip(weights, grads) if g is not None)

@@ -64,8 +64,7 @@ class Flops(Predictor):
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         was_training = model.training
         model.eval()
-        res = batches.resolution
         try:
-            return count_flops(model, torch.zeros(1, 3, res, res)) / 1e6
+            return count_flops(model, torch.zeros(1, *batches.input_shape)) / 1e6
         finally:
             model.train(was_training)

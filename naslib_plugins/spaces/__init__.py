@@ -1,6 +1,7 @@
 """Search spaces by name (NASLib's `get_type()` names)."""
 from naslib_plugins.registry import Registry
 from naslib_plugins.spaces.base import SearchSpace
+from naslib_plugins.spaces.mlp_act_skip import MLPActSkipSpace
 from naslib_plugins.spaces.nasbench101 import NasBench101Space
 from naslib_plugins.spaces.nasbench201 import NasBench201Space
 from naslib_plugins.spaces.nasbench301 import NasBench301Space
@@ -12,6 +13,7 @@ SPACES.add("nasbench301", NasBench301Space, aliases=("darts", "nb301"))
 SPACES.add("nasbench101", NasBench101Space, aliases=("nb101",))
 SPACES.add("transbench101_micro", TransBench101MicroSpace, aliases=("tnb101_micro",))
 SPACES.add("transbench101_macro", TransBench101MacroSpace, aliases=("tnb101_macro",))
+SPACES.add("mlp_act_skip", MLPActSkipSpace, aliases=("mlp",))
 
 
 def get_space(name: str) -> SearchSpace:

@@ -1,0 +1,266 @@
+"""Published figures from anchors.md, parsed at run time into our names, each with its source.
+
+anchors.md is prose around three kinds of markdown table (K/S on NB201 from the ZiCo paper, the
+Suite-Zero Spearman grid, the NB201 search results); the table's layout decides how it is read,
+and a table of any other layout is an error rather than silently ignored. Every figure keeps the
+source and protocol its section states, so a leaderboard can cite it and say how it was measured.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from naslib_plugins.errors import BenchmarkFileError
+
+NB201 = "nasbench201"
+NB201_DATASETS = {"CIFAR-10": "cifar10", "CIFAR-100": "cifar100", "ImageNet16-120": "ImageNet16-120"}
+# the papers' proxy names -> our predictor names; a proxy we do not implement keeps its paper name
+PROXY_NAMES = {
+    "ZiCo": "zico", "#Params": "params", "SynFlow": "synflow", "NASWOT": "nwot", "nwot": "nwot",
+    "snip": "snip", "grasp": "grasp", "flops": "flops", "params": "params", "synflow": "synflow",
+    "grad_norm": "grad_norm", "NTK": "ntk",
+}
+TNB_TASKS = {"Obj": "class_object", "Scn": "class_scene", "Jig": "jigsaw", "Room": "room_layout",
+             "AE": "autoencoder", "Nrm": "normal", "Seg": "segmentsemantic"}
+SUITE_ZERO_COLUMNS = {
+    "NB101": ("nasbench101", "cifar10"), "201C10": (NB201, "cifar10"), "201C100": (NB201, "cifar100"),
+    "201IN16": (NB201, "ImageNet16-120"), "NB301": ("nasbench301", "cifar10"),
+    **{f"mi-{k}": ("transbench101_micro", v) for k, v in TNB_TASKS.items()},
+    **{f"ma-{k}": ("transbench101_macro", v) for k, v in TNB_TASKS.items()},
+}
+# search-table methods -> (our optimizer, the config values a run must have to be compared)
+SEARCH_METHODS = {
+    "NASI (4T)": ("nasi", {"steps": 400}),
+    "NASI (T)": ("nasi", {"steps": 100}),
+    "NASWOT (N=1000)": ("zc-random", {"predictor": "nwot", "budget": 1000}),
+    "ZiCo, exhaustive argmax": ("zc-random", {"predictor": "zico", "budget": 15625}),
+    "Zero-Cost-PT + ZiCo": ("zc-pt", {"predictor": "zico"}),
+    "Zero-Cost-PT + NASWOT": ("zc-pt", {"predictor": "nwot"}),
+}
+# the published searches use real images and true labels; an agnostic-mode run is not their protocol
+STANDARD_DATA = {"labels": "true", "data": "real"}
+_ROW_NOTE = re.compile(r"^(.*?)(?:,\s*(\w+ paper[^,]*)|\s*\((\w+ paper[^)]*)\))$")
+_NUM = r"-?\d*\.?\d+"  # also the papers' ".61"
+_MEAN_STD = re.compile(rf"^({_NUM})\s*\+-\s*({_NUM})$")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a figure comes from: a short label, the line of anchors.md naming it, its protocol."""
+
+    label: str
+    text: str
+    line: int
+    protocol: str
+
+
+@dataclass(frozen=True)
+class CorrelationAnchor:
+    predictor: str
+    space: str
+    dataset: str
+    kendall: float | None
+    spearman: float | None
+    metric: str  # test_accuracy or val_accuracy: what the paper correlated with
+    text: str  # as printed in anchors.md (".61/.80" is Kendall/Spearman, ".31" Spearman alone)
+    source: Source
+
+    def values(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class SearchAnchor:
+    method: str  # as anchors.md names it
+    optimizer: str | None  # ours, None when we have no counterpart
+    settings: dict
+    space: str
+    dataset: str
+    mean: float
+    std: float
+    cost: str
+    text: str  # as printed in anchors.md
+    source: Source
+
+    def values(self) -> str:
+        return self.text + ("" if self.cost in ("", "-") else f", {self.cost}")
+
+    def matches(self, optimizer: str, space: str, dataset: str, config: dict) -> bool:
+        if (self.optimizer, self.space, self.dataset) != (optimizer, space, dataset):
+            return False
+        if any(config.get(k) != v for k, v in self.settings.items()):
+            return False
+        return all(config[k] == v for k, v in STANDARD_DATA.items() if k in config)
+
+
+@dataclass
+class Anchors:
+    path: Path
+    note: str  # the file's opening caution that protocols differ
+    correlation: list[CorrelationAnchor] = field(default_factory=list)
+    search: list[SearchAnchor] = field(default_factory=list)
+    optimum: dict[tuple[str, str], float] = field(default_factory=dict)  # best test accuracy per benchmark
+
+    def for_benchmark(self, space: str, dataset: str) -> list[CorrelationAnchor]:
+        return [a for a in self.correlation if (a.space, a.dataset) == (space, dataset)]
+
+    def for_search(self, optimizer: str, space: str, dataset: str, config: dict) -> list[SearchAnchor]:
+        return [a for a in self.search if a.matches(optimizer, space, dataset, config)]
+
+
+@dataclass
+class _Section:
+    heading: str
+    heading_line: int
+    prose: list[tuple[int, str]] = field(default_factory=list)
+    tables: list[list[tuple[int, list[str]]]] = field(default_factory=list)
+
+    def source(self) -> Source:
+        """The section's `Source:` line with the heading as protocol, or else the heading as
+        source and the first prose line as protocol (the layout anchors.md uses for both)."""
+        named = next(((n, t) for n, t in self.prose if t.startswith("Source:")), None)
+        if named:
+            text = named[1].removeprefix("Source:").strip()
+            return Source(_label(text), text, named[0], self.heading)
+        protocol = next((t for n, t in self.prose if n > self.heading_line), "")
+        return Source(_label(self.heading), self.heading, self.heading_line, protocol)
+
+
+def _sections(text: str) -> list[_Section]:
+    sections = [_Section("", 0)]
+    table: list[tuple[int, list[str]]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not all(re.fullmatch(r"-+", c) for c in cells):
+                table.append((number, cells))
+            continue
+        if table:
+            sections[-1].tables.append(table)
+            table = []
+        if line.startswith("## "):
+            sections.append(_Section(line[3:].strip(), number))
+        elif line.strip() and not line.startswith("#"):  # the title is neither prose nor a section
+            sections[-1].prose.append((number, line.strip()))
+    if table:
+        sections[-1].tables.append(table)
+    return sections
+
+
+def _label(text: str) -> str:
+    """`ZiCo paper (Li et al., ICLR 2023), Table 3; ...` -> `ZiCo Table 3`."""
+    name = re.split(r" \(| paper|,", text, maxsplit=1)[0].strip()
+    number = re.search(r"\b(Table|Fig\.) ?(\d+)", text)
+    return f"{name} {number.group(1)} {number.group(2)}" if number else name
+
+
+def _float(cell: str, path: Path, line: int) -> float:
+    try:
+        return float(cell)
+    except ValueError:
+        raise BenchmarkFileError(f"{path} line {line}: not a number: {cell!r}") from None
+
+
+def _pair(cell: str, path: Path, line: int) -> tuple[float, float]:
+    """`.61/.80` -> (Kendall, Spearman)."""
+    parts = cell.split("/")
+    if len(parts) != 2:
+        raise BenchmarkFileError(f"{path} line {line}: expected Kendall/Spearman, got {cell!r}")
+    return _float(parts[0], path, line), _float(parts[1], path, line)
+
+
+def _paragraph(section: _Section, start: str) -> tuple[int, str] | None:
+    """The prose paragraph (consecutive lines) that begins with `start`."""
+    lines = section.prose
+    first = next((i for i, (_, t) in enumerate(lines) if t.startswith(start)), None)
+    if first is None:
+        return None
+    text, i = lines[first][1], first + 1
+    while i < len(lines) and lines[i][0] == lines[i - 1][0] + 1:
+        text, i = f"{text} {lines[i][1]}", i + 1
+    return lines[first][0], text
+
+
+def _ks_table(out: Anchors, section: _Section, table: list, path: Path) -> None:
+    source = section.source()
+    header = table[0][1]
+    for number, row in table[1:]:
+        name = PROXY_NAMES.get(row[0], PROXY_NAMES.get(row[0].split(" (")[0], row[0]))
+        for col, cell in zip(header[1:], row[1:]):
+            k, s = _pair(cell, path, number)
+            out.correlation.append(CorrelationAnchor(name, NB201, NB201_DATASETS[col], k, s, "test_accuracy",
+                                                     cell, source))
+    # "ZiCo also reports NB101 .46/.63 and TransNAS-Bench-101-micro: autoencoder .24/.35, ..."
+    found = _paragraph(section, "ZiCo also reports")
+    if found:
+        number, text = found
+        also = Source("ZiCo paper", text, number, "not stated in anchors.md (ZiCo paper, beside its Table 3)")
+        nb101, _, micro = text.partition("TransNAS-Bench-101-micro:")
+        pairs = [("nasbench101", m) for m in re.finditer(rf"(NB101) ({_NUM}/{_NUM})", nb101)]
+        pairs += [("transbench101_micro", m) for m in re.finditer(rf"(\w+) ({_NUM}/{_NUM})", micro)]
+        for space, m in pairs:
+            dataset = "cifar10" if space == "nasbench101" else m.group(1)
+            k, s = _pair(m.group(2), path, number)
+            out.correlation.append(CorrelationAnchor("zico", space, dataset, k, s, "test_accuracy", m.group(2), also))
+
+
+def _suite_zero_table(out: Anchors, section: _Section, table: list, path: Path) -> None:
+    source = section.source()
+    header = table[0][1]
+    for number, row in table[1:]:
+        name = PROXY_NAMES.get(row[0], row[0])
+        for col, cell in zip(header[1:], row[1:]):
+            space, dataset = SUITE_ZERO_COLUMNS[col]
+            out.correlation.append(CorrelationAnchor(name, space, dataset, None, _float(cell, path, number),
+                                                     "val_accuracy", cell, source))
+
+
+def _search_table(out: Anchors, section: _Section, table: list, path: Path) -> None:
+    source = section.source()
+    header = table[0][1]
+    for number, row in table[1:]:
+        m = _ROW_NOTE.match(row[0])
+        method, note = (m.group(1), m.group(2) or m.group(3)) if m else (row[0], None)
+        row_source = Source(note, note, number, source.protocol) if note else source
+        optimizer, settings = SEARCH_METHODS.get(method, (None, {}))
+        for col, cell in zip(header[1:-1], row[1:-1]):
+            value = _MEAN_STD.match(cell)
+            if not value:
+                raise BenchmarkFileError(f"{path} line {number}: expected 'mean +- std', got {cell!r}")
+            out.search.append(SearchAnchor(method, optimizer, settings, NB201, NB201_DATASETS[col],
+                                           _float(value.group(1), path, number), _float(value.group(2), path, number),
+                                           row[-1], cell, row_source))
+
+
+def parse_anchors(path: Path) -> Anchors:
+    """Every table of anchors.md (and ZiCo's extra figures and the NB201 optimum in its prose)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise BenchmarkFileError(f"anchors file {path}: {e.strerror}") from None
+    sections = _sections(text)
+    intro = " ".join(t for _, t in sections[0].prose)
+    out = Anchors(path, note=intro.split(" NB201 optimum")[0])
+    optimum = re.search(r"NB201 optimum[^:]*:(.*?)\.(?:\s|$)", intro)
+    if optimum:
+        for name, value in re.findall(r"(CIFAR-10|CIFAR-100|ImageNet16-120) ([\d.]+)", optimum.group(1)):
+            out.optimum[(NB201, NB201_DATASETS[name])] = float(value)
+    for section in sections:
+        for table in section.tables:
+            number, header = table[0]
+            for row_number, row in table[1:]:
+                if len(row) != len(header):
+                    raise BenchmarkFileError(f"{path} line {row_number}: {len(row)} cells under a header of "
+                                             f"{len(header)}")
+            if header[0] == "proxy" and header[1:] == list(NB201_DATASETS):
+                _ks_table(out, section, table, path)
+            elif header[0] == "proxy" and all(c in SUITE_ZERO_COLUMNS for c in header[1:]):
+                _suite_zero_table(out, section, table, path)
+            elif header[0] == "method" and header[-1] == "cost" and all(c in NB201_DATASETS for c in header[1:-1]):
+                _search_table(out, section, table, path)
+            else:
+                raise BenchmarkFileError(f"{path} line {number}: a table with columns {header} is not a layout "
+                                         "the anchors parser knows")
+    return out

@@ -1,0 +1,300 @@
+"""One leaderboard from every run under a results folder, with the published figures beside ours.
+
+Reads every `correlation.json` (benchmarks/run.py) and `search.json` (optimizers/run.py) below the
+folder and writes LEADERBOARD.md, .csv and .json there. The CSV and JSON hold the same rows as the
+markdown tables; every row names the file it came from, every published figure its source.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+from naslib_plugins.benchmarks.anchors import Anchors, Source, parse_anchors
+from naslib_plugins.errors import BenchmarkFileError
+
+CORRELATION_KEYS = ("space", "dataset", "n_archs", "seed", "metric", "predictors")
+PREDICTOR_KEYS = ("kendall", "spearman", "top10_precision", "n_valid", "n_failed", "seconds_per_arch")
+SEARCH_KEYS = ("optimizer", "space", "dataset", "config", "runs", "mean_test_accuracy", "std_test_accuracy",
+               "mean_search_seconds")
+RUN_KEYS = ("seed", "test_accuracy", "search_seconds")
+# the config values that tell one search protocol from another, in the order shown
+KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "steps", "mu", "nu", "batch_size", "labels",
+                "data")
+CSV_COLUMNS = ("kind", "space", "dataset", "method", "file", "settings", "n_archs", "seeds", "metric",
+               "kendall", "spearman", "top10_precision", "n_valid", "n_failed", "seconds_per_arch",
+               "mean_test_accuracy", "std_test_accuracy", "n_seeds", "mean_search_seconds", "mean_cpu_seconds",
+               "published")
+
+
+def read_json(path: Path, keys: tuple[str, ...]) -> dict:
+    """A results JSON object holding `keys`, or a BenchmarkFileError naming the file."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise BenchmarkFileError(f"{path}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BenchmarkFileError(f"{path}: truncated or invalid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise BenchmarkFileError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    missing = [k for k in keys if k not in data]
+    if missing:
+        raise BenchmarkFileError(f"{path}: missing {', '.join(missing)}")
+    return data
+
+
+def correlation_runs(results_dir: Path) -> list[tuple[Path, dict]]:
+    """Every correlation.json below results_dir, validated, in path order."""
+    runs = []
+    for path in sorted(Path(results_dir).rglob("correlation.json")):
+        data = read_json(path, CORRELATION_KEYS)
+        if not isinstance(data["predictors"], dict):
+            raise BenchmarkFileError(f"{path}: 'predictors' must map names to results")
+        for name, c in data["predictors"].items():
+            missing = [k for k in PREDICTOR_KEYS if not isinstance(c, dict) or k not in c]
+            if missing:
+                raise BenchmarkFileError(f"{path}: predictor {name!r} lacks {', '.join(missing)}")
+        runs.append((path, data))
+    return runs
+
+
+def search_runs(results_dir: Path) -> list[tuple[Path, dict]]:
+    runs = []
+    for path in sorted(Path(results_dir).rglob("search.json")):
+        data = read_json(path, SEARCH_KEYS)
+        for run in data["runs"]:
+            missing = [k for k in RUN_KEYS if not isinstance(run, dict) or k not in run]
+            if missing:
+                raise BenchmarkFileError(f"{path}: a run lacks {', '.join(missing)}")
+        runs.append((path, data))
+    return runs
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def seed_list(seeds: list[int]) -> str:
+    """[0, 1, 2, 3, 4] -> `0-4`; anything else comma-separated."""
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(map(str, seeds))
+
+
+def _source_dict(source: Source) -> dict:
+    return {"label": source.label, "text": source.text, "line": source.line, "protocol": source.protocol}
+
+
+def _published(items: list) -> str:
+    return "; ".join(f"{a.source.label}: {a.values()}" for a in items)
+
+
+def _correlation_sections(results_dir: Path, anchors: Anchors | None) -> list[dict]:
+    groups: dict[tuple[str, str], list[tuple[Path, dict]]] = {}
+    for path, data in correlation_runs(results_dir):
+        groups.setdefault((data["space"], data["dataset"]), []).append((path, data))
+    sections = []
+    for (space, dataset), runs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1].lower())):
+        published = anchors.for_benchmark(space, dataset) if anchors else []
+        section = {"space": space, "dataset": dataset, "runs": [], "rows": [], "published_only": [],
+                   "sources": list(dict.fromkeys(a.source for a in published))}
+        for path, data in runs:
+            file = path.relative_to(results_dir).as_posix()
+            section["runs"].append({"file": file, "n_archs": data["n_archs"], "seed": data["seed"],
+                                    "metric": data["metric"], "data": data.get("data", ""),
+                                    "command": data.get("command", "")})
+            for name, c in data["predictors"].items():
+                mine = [a for a in published if a.predictor == name]
+                section["rows"].append({
+                    "kind": "correlation", "space": space, "dataset": dataset, "method": name, "file": file,
+                    "n_archs": data["n_archs"], "seeds": str(data["seed"]), "metric": data["metric"],
+                    **{k: c[k] for k in PREDICTOR_KEYS}, "published": _published(mine), "anchors": mine,
+                })
+        # one predictor's rows together (its runs in path order), predictors in order of first appearance
+        order = {name: i for i, name in enumerate(dict.fromkeys(r["method"] for r in section["rows"]))}
+        section["rows"].sort(key=lambda r: order[r["method"]])
+        ran = set(order)
+        for name in dict.fromkeys(a.predictor for a in published if a.predictor not in ran):
+            mine = [a for a in published if a.predictor == name]
+            section["published_only"].append({"kind": "published correlation", "space": space, "dataset": dataset,
+                                              "method": name, "published": _published(mine), "anchors": mine})
+        sections.append(section)
+    return sections
+
+
+def _search_section(results_dir: Path, anchors: Anchors | None) -> dict:
+    rows, benchmarks = [], {}
+    for path, data in search_runs(results_dir):
+        config = data["config"]
+        space, dataset = data["space"], data["dataset"]
+        benchmarks[(space, dataset)] = None
+        mine = anchors.for_search(data["optimizer"], space, dataset, config) if anchors else []
+        runs = data["runs"]
+        cpu = [r["cpu_seconds"] for r in runs if r.get("cpu_seconds") is not None]
+        rows.append({
+            "kind": "search", "space": space, "dataset": dataset, "method": data["optimizer"],
+            "file": path.relative_to(results_dir).as_posix(),
+            "settings": ", ".join(f"{k}={config[k]}" for k in KEY_SETTINGS if k in config),
+            "seeds": seed_list([r["seed"] for r in runs]),
+            "mean_test_accuracy": data["mean_test_accuracy"], "std_test_accuracy": data["std_test_accuracy"],
+            "n_seeds": sum(r["test_accuracy"] is not None for r in runs),
+            "mean_search_seconds": data["mean_search_seconds"],
+            "mean_cpu_seconds": sum(cpu) / len(cpu) if cpu else None,
+            "optimum": anchors.optimum.get((space, dataset)) if anchors else None,
+            "published": _published(mine), "anchors": mine, "notes": data.get("notes", []),
+            "data": data.get("data", ""), "command": data.get("command", ""),
+        })
+    matched = {id(a) for r in rows for a in r["anchors"]}
+    published_only = []
+    for space, dataset in benchmarks:
+        for a in (anchors.search if anchors else []):
+            if (a.space, a.dataset) == (space, dataset) and id(a) not in matched:
+                published_only.append({"kind": "published search", "space": space, "dataset": dataset,
+                                       "method": a.method, "published": _published([a]), "anchors": [a],
+                                       "optimum": anchors.optimum.get((space, dataset))})
+    return {"rows": rows, "published_only": published_only,
+            "sources": list(dict.fromkeys(a.source for r in rows + published_only for a in r["anchors"]))}
+
+
+def _accuracy(row: dict) -> str:
+    mean, std, n = row["mean_test_accuracy"], row["std_test_accuracy"], row["n_seeds"]
+    if mean is None:
+        return "n/a"
+    return f"{mean:.2f} (n=1)" if n < 2 else f"{mean:.2f} +- {std:.2f} (n={n})"
+
+
+def _sources_md(sources: list[Source], refs: dict[Source, int]) -> list[str]:
+    if not sources:
+        return []
+    lines = ["Published figures:", ""]
+    for s in sources:
+        lines.append(f"- [{refs[s]}] **{s.label}**: {s.text.rstrip('.')} (anchors.md line {s.line}). "
+                     f"Protocol: {s.protocol.rstrip('.')}.")
+    return lines + [""]
+
+
+def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> str:
+    lines = ["# Leaderboard", "",
+             f"Made by `naslib-plugins leaderboard` from every correlation.json and search.json under "
+             f"`{board['results_dir']}`; each row names its file (relative to that folder).", ""]
+    if anchors:
+        lines += [f"Published figures from `{anchors.path}`, cited by [number] and listed under each table "
+                  f"with the protocol their source states. {anchors.note}", ""]
+    else:
+        lines += ["Published figures: not available (no anchors file given or found).", ""]
+    lines += ["## Rank correlation with the benchmark's accuracy", ""]
+    if not board["correlation"]:
+        lines += ["No correlation runs found.", ""]
+    for section in board["correlation"]:
+        srcs = section["sources"]
+        lines += [f"### {section['space']} / {section['dataset']}", "", "Runs:", ""]
+        for run in section["runs"]:
+            lines.append(f"- `{run['file']}`: {run['n_archs']} archs, seed {run['seed']}, vs {run['metric']}; "
+                         f"{run['data']}")
+        head = ["predictor", "file", "Kendall", "Spearman", "top-10%", "n valid (failed)", "s/arch"]
+        head += [f"[{refs[s]}] {s.label}" for s in srcs]
+        lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in section["rows"] + section["published_only"]:
+            if r["kind"] == "correlation":
+                cells = [r["method"], f"`{r['file']}`", fmt(r["kendall"]), fmt(r["spearman"]),
+                         fmt(r["top10_precision"]), f"{r['n_valid']} ({r['n_failed']})", fmt(r["seconds_per_arch"])]
+            else:
+                cells = [r["method"], "published only", "", "", "", "", ""]
+            cells += [", ".join(a.text for a in r["anchors"] if a.source == s) for s in srcs]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += [""] + _sources_md(srcs, refs)
+        if srcs:
+            lines += ["Cells are as printed there: `K/S` is Kendall/Spearman, a single number Spearman.", ""]
+    lines += ["## Search runs", ""]
+    search = board["search"]
+    if not search["rows"]:
+        lines += ["No search runs found.", ""]
+    else:
+        head = ["optimizer", "settings", "space", "dataset", "seeds", "test accuracy %", "search s (wall / CPU)",
+                "published", "benchmark optimum", "file"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in search["rows"] + search["published_only"]:
+            published = "; ".join(f"{a.values()} [{refs[a.source]}]" for a in r["anchors"])
+            optimum = fmt(r["optimum"], 2) if r["optimum"] is not None else ""
+            if r["kind"] == "search":
+                secs = f"{fmt(r['mean_search_seconds'], 1)} / {fmt(r['mean_cpu_seconds'], 1)}"
+                cells = [r["method"], r["settings"], r["space"], r["dataset"], r["seeds"], _accuracy(r), secs,
+                         published, optimum, f"`{r['file']}`"]
+            else:
+                cells = [r["method"], "published only", r["space"], r["dataset"], "", "", "", published, optimum, ""]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", "Test accuracy: mean +- population std over the seeds, looked up in the benchmark; "
+                  "seconds are this machine's CPU wall and process time.", ""]
+        lines += _sources_md(search["sources"], refs)
+        notes = [(r["file"], n) for r in search["rows"] for n in r["notes"]]
+        if notes:
+            lines += ["Notes:", ""] + [f"- `{file}`: {n}" for file, n in notes] + [""]
+    if board["plots"]:
+        lines += ["## Plots", ""] + [f"- [{p}]({p})" for p in board["plots"]] + [""]
+    return "\n".join(lines)
+
+
+def _jsonable(row: dict) -> dict:
+    out = {k: v for k, v in row.items() if k != "anchors"}
+    out["anchors"] = [{"values": a.values(), "source": a.source.label, "line": a.source.line}
+                      for a in row["anchors"]]
+    return out
+
+
+def _csv_value(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def build_leaderboard(results_dir: Path, anchors: Path | None, plots: bool = True) -> dict:
+    """Write LEADERBOARD.md/.csv/.json (and, with plots, PNGs under plots/) and return the board."""
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise BenchmarkFileError(f"results folder not found: {results_dir}")
+    parsed = parse_anchors(anchors) if anchors else None
+    board = {"results_dir": str(results_dir), "anchors_file": str(anchors) if anchors else None,
+             "correlation": _correlation_sections(results_dir, parsed),
+             "search": _search_section(results_dir, parsed), "plots": []}
+    if plots:
+        from naslib_plugins.benchmarks.plots import scatter_plots, spearman_bars
+
+        folder = results_dir / "plots"
+        for section in board["correlation"]:
+            for run in section["runs"]:
+                run_dir = (results_dir / run["file"]).parent
+                out = folder / "scatter" / f"{Path(run['file']).parent.as_posix().replace('/', '__')}.png"
+                board["plots"].append(scatter_plots(run_dir, out).relative_to(results_dir).as_posix())
+        if board["correlation"]:
+            board["plots"].append(spearman_bars(results_dir, folder / "spearman_bars.png")
+                                  .relative_to(results_dir).as_posix())
+    # citation numbers in order of first use, correlation tables first
+    used = [s for section in board["correlation"] for s in section["sources"]] + board["search"]["sources"]
+    sources = list(dict.fromkeys(used))
+    refs = {s: i for i, s in enumerate(sources, start=1)}
+    (results_dir / "LEADERBOARD.md").write_text(_markdown(board, parsed, refs))
+
+    rows = [r for s in board["correlation"] for r in s["rows"] + s["published_only"]]
+    rows += board["search"]["rows"] + board["search"]["published_only"]
+    with open(results_dir / "LEADERBOARD.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CSV_COLUMNS)
+        for r in rows:
+            w.writerow([_csv_value(r.get(c)) for c in CSV_COLUMNS])
+
+    out = {
+        **board,
+        "anchors_note": parsed.note if parsed else None,
+        "sources": [{"ref": refs[s], **_source_dict(s)} for s in sources],
+        "correlation": [{**s, "rows": [_jsonable(r) for r in s["rows"]],
+                         "published_only": [_jsonable(r) for r in s["published_only"]],
+                         "sources": [refs[x] for x in s["sources"]]} for s in board["correlation"]],
+        "search": {"rows": [_jsonable(r) for r in board["search"]["rows"]],
+                   "published_only": [_jsonable(r) for r in board["search"]["published_only"]],
+                   "sources": [refs[x] for x in board["search"]["sources"]]},
+    }
+    (results_dir / "LEADERBOARD.json").write_text(json.dumps(out, indent=2) + "\n")
+    return out

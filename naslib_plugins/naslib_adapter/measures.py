@@ -1,0 +1,125 @@
+"""Our predictors as NASLib zero-cost measures, so that `ZeroCost(method_type="zico")` works, and
+with it everything NASLib builds on it: BANANAS/NPENAS `zc_names`, the zero-cost runner and its
+evaluators, `find_measures`.
+
+How NASLib calls a measure (`predictive.find_measures_arrays`): on its own copy of the network,
+with the data of `num_imgs_or_batches` loader batches concatenated into one (inputs, targets)
+pair, and `split_data`, its out-of-memory fallback. The value must be a list of tensors, which
+`find_measures` sums; only the measures named in UNSUMMED are passed through as they are.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Sequence
+
+import torch
+
+from naslib_plugins.errors import UserError
+from naslib_plugins.naslib_adapter._naslib import measure_registry
+from naslib_plugins.predictors import PREDICTORS, Predictor, get_predictor
+
+# find_measures computes these two itself (tensorwatch's counts), before it looks at its registry
+ANSWERED_BEFORE_REGISTRY = ("flops", "params")
+# find_measures returns these measures' values unsummed; every other measure must give a list of tensors
+UNSUMMED = ("jacov", "epe_nas", "nwot", "zen")
+
+# name -> the implementation we put into NASLib's registry, to recognise our own entries
+_ours: dict[str, Callable] = {}
+
+
+class FixedBatches:
+    """Given (inputs, targets) pairs as a BatchSource: `batch(i)` is the i-th pair."""
+
+    labels = "given"
+    data = "given"
+
+    def __init__(self, batches: Sequence[tuple[torch.Tensor, torch.Tensor]], seed: int = 0):
+        if not batches:
+            raise UserError("no data: at least one (inputs, targets) batch is needed")
+        self._batches = list(batches)
+        self.batch_size = len(self._batches[0][0])
+        self.seed = seed
+
+    @classmethod
+    def split(cls, inputs: torch.Tensor, targets: torch.Tensor, parts: int) -> "FixedBatches":
+        """Cut concatenated batches back into `parts` slices, at the bounds NASLib's `split_data` uses."""
+        n = inputs.shape[0]
+        if not 1 <= parts <= n:
+            raise UserError(f"cannot cut {n} samples into {parts} mini-batches")
+        bounds = [i * n // parts for i in range(parts + 1)]
+        return cls([(inputs[a:b], targets[a:b]) for a, b in zip(bounds, bounds[1:])])
+
+    def __len__(self) -> int:
+        return len(self._batches)
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return tuple(self._batches[0][0].shape[1:])
+
+    @property
+    def resolution(self) -> int:
+        return int(self._batches[0][0].shape[-1])
+
+    def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if not 0 <= i < len(self._batches):
+            raise UserError(f"the predictor asked for mini-batch {i + 1}, but the data holds {len(self._batches)}; "
+                            "give it more batches (NASLib: ZeroCost.num_imgs_or_batches)")
+        return self._batches[i]
+
+
+def _set_level(name: str) -> bool:
+    return bool(getattr(PREDICTORS.get(name), "set_level", False))
+
+
+def check_per_architecture(name: str) -> None:
+    if _set_level(name):
+        raise UserError(f"{name!r} ranks a whole set of architectures; NASLib scores one network at a time")
+
+
+def batches_read(predictor: Predictor) -> int:
+    """How many mini-batches a predictor reads: its `batches` option, else one."""
+    return int(getattr(predictor, "batches", 1))
+
+
+def _measure(name: str) -> Callable:
+    def compute(net: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, loss_fn=None, split_data: int = 1):
+        # split_data is NASLib's out-of-memory fallback: its own measures sum gradients over that
+        # many slices of the same data. Ours fix their mini-batches themselves (a predictor's
+        # `batches`), so the data is cut into exactly those
+        predictor = get_predictor(name)
+        score = predictor.score(net, FixedBatches.split(inputs, targets, batches_read(predictor)), loss_fn)
+        return float(score) if name in UNSUMMED else [torch.tensor(float(score), dtype=torch.float64)]
+
+    compute.__name__ = f"naslib_plugins_{name}"
+    return compute
+
+
+def register(names: Iterable[str] | None = None) -> list[str]:
+    """Put our predictors into NASLib's zero-cost measure registry; returns the names served by ours.
+
+    Without names: every predictor in our registry that NASLib lacks (NASLib keeps its own
+    `flops`, `params` and any measure it already has; set-level predictors such as `ensemble`
+    score no single network and are left out). A name given explicitly replaces NASLib's measure
+    of that name with ours. Registering a measure that is already ours does nothing."""
+    measures = measure_registry()
+    explicit = names is not None
+    wanted = [PREDICTORS.canonical(n) for n in names] if explicit else PREDICTORS.names()
+    for name in wanted:
+        current = measures._measure_impls.get(name)
+        if current is not None and current is _ours.get(name):
+            continue
+        if explicit:
+            check_per_architecture(name)
+            if name in ANSWERED_BEFORE_REGISTRY:
+                raise UserError(f"NASLib's find_measures computes {name!r} itself before reading its registry, so "
+                                f"ours cannot stand in; use naslib_plugins.naslib_adapter.PluginZeroCost({name!r})")
+        elif current is not None or name in ANSWERED_BEFORE_REGISTRY or _set_level(name):
+            continue
+        if current is not None:
+            # asked for explicitly; NASLib's `measure` refuses a name it has, so its entry goes first
+            del measures._measure_impls[name]
+            measures.available_measures.remove(name)
+        # bn=True: NASLib hands over its copy of the network with BatchNorm on; our predictors
+        # switch BatchNorm off themselves where their definition says so (SynFlow)
+        measures.measure(name, bn=True)(_measure(name))
+        _ours[name] = measures._measure_impls[name]
+    return sorted(n for n, impl in _ours.items() if measures._measure_impls.get(n) is impl)

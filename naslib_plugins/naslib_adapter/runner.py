@@ -1,0 +1,94 @@
+"""One search from a config in NASLib's YAML layout, run through NASLib's own Trainer as NASLib's
+runners/nas/runner.py runs its optimizers: `naslib-plugins naslib-run --config-file FILE`."""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import yaml
+from fvcore.common.config import CfgNode
+from naslib import utils
+from naslib.defaults.trainer import Trainer
+from naslib.search_spaces import get_search_space
+from naslib.utils import get_dataset_api, setup_logger
+
+from naslib_plugins.benchmarks.ground_truth import default_benchmark
+from naslib_plugins.errors import UserError
+from naslib_plugins.naslib_adapter.converters import from_graph
+from naslib_plugins.naslib_adapter.optimizers import make_optimizer
+from naslib_plugins.optimizers.run import ACCURACY_METRICS, load_accuracies
+from naslib_plugins.spaces import get_space
+
+REQUIRED = {"search_space": str, "dataset": str, "optimizer": str, "seed": int, "out_dir": str, "search": dict}
+
+
+def load_config(path: str | Path) -> CfgNode:
+    """The config, checked, with `search.seed`, `save` and `data` set and the output folders made
+    as NASLib's `get_config_from_args` does."""
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as e:
+        raise UserError(f"config file {path}: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise UserError(f"config file {path}: not valid YAML ({e})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"config file {path}: expected NASLib's layout, a mapping with {', '.join(REQUIRED)}")
+    for key, kind in REQUIRED.items():
+        if key not in data:
+            raise UserError(f"config file {path}: missing {key!r} (NASLib's layout needs {', '.join(REQUIRED)})")
+        if not isinstance(data[key], kind) or isinstance(data[key], bool):
+            raise UserError(f"config file {path}: {key!r} must be a {kind.__name__}, got {data[key]!r}")
+    config = CfgNode(data, new_allowed=True)
+    config.search.seed = config.seed
+    config.search.setdefault("epochs", 1)
+    config.search.setdefault("checkpoint_freq", 1)
+    config.save = f"{config.out_dir}/{config.search_space}/{config.dataset}/{config.optimizer}/{config.seed}"
+    config.data = f"{utils.get_project_root()}/data"
+    for folder in ("", "/search", "/eval"):  # the Trainer's checkpointer needs them to exist
+        utils.create_exp_dir(config.save + folder)
+    return config
+
+
+def naslib_dataset_api(search_space: str, dataset: str) -> tuple[dict | None, str | None]:
+    """NASLib's benchmark data if it is installed in NASLib's data folder, else why not."""
+    try:
+        return get_dataset_api(search_space, dataset), None
+    except (AssertionError, OSError, ImportError) as e:  # how NASLib reports a benchmark file it lacks
+        return None, f"NASLib's benchmark data for {search_space}/{dataset} is not installed ({e})"
+
+
+def run_config(path: str | Path, benchmark: str | Path | None = None) -> dict:
+    """Search as the config says, write `<save>/naslib_run.json` and return its content. The
+    found architecture's accuracies come from NASLib's benchmark through `Trainer.evaluate` when
+    NASLib has its data, else from our ground-truth file `benchmark` (default: the shared data's)."""
+    config = load_config(path)
+    logger = setup_logger(config.save + "/log.log")
+    logger.setLevel(logging.INFO)
+    utils.set_seed(config.seed)
+    space = get_space(config.search_space)
+    search_space = get_search_space(space.name, space.check_dataset(config.dataset))
+    dataset_api, note = naslib_dataset_api(space.name, config.dataset)
+    optimizer = make_optimizer(config)
+    optimizer.adapt_search_space(search_space, dataset_api=dataset_api)
+    trainer = Trainer(optimizer, config, lightweight_output=True)
+    trainer.search(resume_from="")
+    _, arch = from_graph(optimizer.get_final_architecture())
+    result = {"optimizer": config.optimizer, "options": optimizer.optimizer.options(), "space": space.name,
+              "dataset": optimizer.dataset, "seed": config.seed, "arch": arch, "arch_str": space.to_string(arch),
+              "notes": [note] if note else []}
+    if dataset_api is not None:
+        result["test_accuracy"] = trainer.evaluate(resume_from="", dataset_api=dataset_api)
+        result["accuracy_source"] = "NASLib's benchmark, through Trainer.evaluate"
+    else:
+        path = benchmark or default_benchmark(space.name, optimizer.dataset)
+        truths, notes = load_accuracies(Path(path) if path else None, space, optimizer.dataset)
+        for metric in ACCURACY_METRICS:
+            result[metric] = truths[metric].get(space.hash(arch)) if metric in truths else None
+        result["accuracy_source"] = Path(path).name if path else None
+        result["notes"] += notes
+    result["trace"] = optimizer.outcome.trace
+    out = Path(config.save) / "naslib_run.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    result["out"] = str(out)
+    return result

@@ -1,0 +1,159 @@
+"""Zero-Cost-PT (Xiang et al., AAAI 2023): perturbation-based edge discretisation of an untrained
+supernet, with a zero-cost predictor as the only signal, then propose-then-validate.
+
+Propose (one pass): alpha = 1e-3 * randn on every edge, so the supernet's mixed operations are
+near uniform; edges are visited in a random order (or fixed / reverse); on an edge, each op in
+turn is masked out (its weight 0, the others 1 / #ops, as the authors' code does for zero-cost
+criteria) and the whole supernet is scored on a fresh mini-batch; the op whose removal gives the
+lowest score matters most and the edge is fixed to it. `pool` passes propose candidates.
+Validate: each distinct candidate, built as a stand-alone network, is scored with the predictor
+on `validate_rounds` fresh mini-batches; the highest sum wins. No weight is trained.
+
+The supernet keeps one random initialisation for all passes of a seed, as the authors' code
+reuses one model across its pool; only alpha and the edge order are drawn again.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn as nn
+from tqdm import tqdm
+
+from naslib_plugins.benchmarks.scoring import arch_seed
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import UserError
+from naslib_plugins.optimizers.base import Optimizer, SearchOutcome
+from naslib_plugins.optimizers.supernets import NB201Supernet, build_supernet
+from naslib_plugins.optimizers.zero_shot import _positive_int
+from naslib_plugins.predictors import PREDICTORS, get_predictor
+from naslib_plugins.spaces.base import SearchSpace
+
+EDGE_ORDERS = ("random", "fixed", "reverse")
+# one evaluation reads batches offset, offset + 1, ... (ZiCo two); evaluations are STRIDE apart so
+# no two share a batch, and validation reads a separate stretch of the seeded stream
+STRIDE = 8
+VALIDATION_OFFSET = 10_000_000
+
+
+class _Offset:
+    """A batch source seen from batch `offset` on: each evaluation gets fresh mini-batches."""
+
+    def __init__(self, batches: BatchSource, offset: int):
+        self._batches, self._offset = batches, offset
+
+    def batch(self, i: int):
+        return self._batches.batch(self._offset + i)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._batches, name)
+
+
+class _Mixed(nn.Module):
+    """The supernet under fixed mixing weights, as a plain model for the predictors."""
+
+    def __init__(self, net: NB201Supernet, weights: list[torch.Tensor]):
+        super().__init__()
+        self.net = net
+        self.weights = weights
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x, self.weights)
+
+
+class ZeroCostPT(Optimizer):
+    name = "zc-pt"
+
+    def __init__(self, predictor: str = "nwot", pool: int = 10, validate_rounds: int = 100,
+                 edge_order: str = "random", channels: int = 16, cells: int = 5):
+        self.predictor = PREDICTORS.canonical(predictor)
+        if getattr(PREDICTORS.get(self.predictor), "set_level", False):
+            raise UserError(f"{self.predictor!r} ranks a whole set of architectures; zc-pt needs a predictor "
+                            "that scores one network at a time")
+        self.pool = _positive_int("zc-pt pool", pool)
+        self.validate_rounds = _positive_int("zc-pt validate rounds", validate_rounds)
+        if edge_order not in EDGE_ORDERS:
+            raise UserError(f"unknown zc-pt edge order {edge_order!r}; known: {', '.join(EDGE_ORDERS)}")
+        self.edge_order = edge_order
+        self.channels = _positive_int("zc-pt channels", channels)
+        self.cells = _positive_int("zc-pt cells", cells)
+
+    def check(self, space: SearchSpace, dataset: str) -> None:
+        if space.name != "nasbench201":
+            raise UserError(f"zc-pt has a supernet for nasbench201 only, not {space.name!r}")
+
+    def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
+               progress: bool = True) -> SearchOutcome:
+        dataset = space.check_dataset(dataset)
+        self.check(space, dataset)
+        loss_fn = space.loss_fn(dataset)
+        predictor = get_predictor(self.predictor)
+        torch.manual_seed(seed)
+        net = build_supernet(space, dataset, self.channels, self.cells)
+        rng = np.random.default_rng(seed)
+        n_ops = net.groups[0]
+        calls = 0
+        failed: list[str] = []
+
+        def score(model: nn.Module, offset: int) -> float:
+            nonlocal calls
+            calls += 1
+            try:
+                value = float(predictor.score(model, _Offset(batches, offset), loss_fn))
+            except Exception as e:  # a failing evaluation ranks last, as nanargmin skips NaN
+                failed.append(f"{type(e).__name__}: {e}")
+                return math.nan
+            if not math.isfinite(value):
+                failed.append(f"non-finite score {value}")
+                return math.nan
+            return value
+
+        candidates: list[tuple[int, ...]] = []
+        passes = []
+        bar = tqdm(total=self.pool * len(net.groups) * n_ops, desc=f"zc-pt seed {seed} propose", unit="eval",
+                   file=sys.stderr, dynamic_ncols=True, disable=not progress)
+        offset = 0
+        for _ in range(self.pool):
+            alpha = torch.from_numpy(1e-3 * rng.standard_normal((len(net.groups), n_ops))).float()
+            weights = [torch.softmax(a, dim=-1) for a in alpha]
+            edges = list(range(len(net.groups)))
+            if self.edge_order == "random":
+                edges = [int(e) for e in rng.permutation(edges)]
+            elif self.edge_order == "reverse":
+                edges.reverse()
+            decided: dict[int, int] = {}
+            for edge in edges:
+                crit = []
+                for op in range(n_ops):
+                    trial = list(weights)
+                    trial[edge] = torch.full((n_ops,), 1.0 / n_ops)
+                    trial[edge][op] = 0.0
+                    crit.append(score(_Mixed(net, trial), offset))
+                    offset += STRIDE
+                    bar.update(1)
+                best = int(np.nanargmin(crit)) if not all(math.isnan(c) for c in crit) else 0
+                decided[edge] = best
+                weights[edge] = torch.nn.functional.one_hot(torch.tensor(best), n_ops).float()
+            arch = tuple(decided[e] for e in range(len(net.groups)))
+            passes.append({"edge_order": edges, "arch": space.to_string(arch)})
+            if arch not in candidates:
+                candidates.append(arch)
+        bar.close()
+
+        totals = []
+        for arch in tqdm(candidates, desc=f"zc-pt seed {seed} validate", unit="arch", file=sys.stderr,
+                         dynamic_ncols=True, disable=not progress):
+            torch.manual_seed(arch_seed(seed, space.hash(arch)))
+            model = space.build_model(arch, dataset, C=self.channels, N=self.cells)
+            # every candidate sees the same validation batches
+            totals.append(sum(score(model, VALIDATION_OFFSET + r * STRIDE) for r in range(self.validate_rounds)))
+        if all(math.isnan(t) for t in totals):
+            raise UserError(f"zc-pt: {self.predictor} failed on every candidate, e.g. {failed[0]}")
+        best = int(np.nanargmax(totals))
+        trace = {"predictor": self.predictor, "predictor_calls": calls, "passes": passes,
+                 "candidates": [[space.to_string(a), t] for a, t in zip(candidates, totals)],
+                 "n_failed": len(failed), "failures": sorted(set(failed))[:5]}
+        return SearchOutcome(arch=candidates[best], trace=trace)

@@ -1,0 +1,162 @@
+"""Zero-shot searches driven by one predictor's score, no training: aging evolution as in ZiCo's
+search (Real et al. 2019, regularised evolution) and random search (the NASWOT-style baseline).
+
+The budget counts distinct architectures scored. Scores are cached by the space's hash, so an
+architecture proposed twice costs nothing the second time. Each architecture is scored exactly
+as `correlate` scores it (weights seeded from (search seed, hash)), so a search's fitness values
+are the same numbers a correlation run with that seed reports.
+"""
+from __future__ import annotations
+
+import collections
+import math
+import sys
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from naslib_plugins.benchmarks.scoring import score_architecture
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import UserError
+from naslib_plugins.optimizers.base import Optimizer, SearchOutcome
+from naslib_plugins.predictors import PREDICTORS, get_predictor
+from naslib_plugins.spaces.base import SearchSpace
+
+# proposals without a new architecture before a search gives up (the space is exhausted)
+MAX_STALE_PROPOSALS = 10_000
+
+
+def _positive_int(label: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserError(f"{label} must be a positive integer, got {value!r}")
+    return value
+
+
+class _Fitness:
+    """Score-by-hash cache; failed or non-finite scores rank below every valid one."""
+
+    def __init__(self, space: SearchSpace, dataset: str, predictor: str, batches: BatchSource, seed: int,
+                 budget: int, progress: bool, desc: str):
+        self.space, self.dataset, self.batches, self.seed = space, dataset, batches, seed
+        self.name = predictor
+        self.predictors = {predictor: get_predictor(predictor)}
+        self.budget = budget
+        self.scores: dict[str, float | None] = {}
+        self.archs: dict[str, Any] = {}
+        self.failures: dict[str, str] = {}
+        self.seconds = 0.0
+        self.cache_hits = 0
+        self._bar = tqdm(total=budget, desc=desc, unit="arch", file=sys.stderr, dynamic_ncols=True,
+                         mininterval=2.0, disable=not progress)
+
+    @property
+    def exhausted(self) -> bool:
+        return len(self.scores) >= self.budget
+
+    def propose(self, arch: Any) -> bool:
+        """Score `arch` unless it was scored before; True if it was new."""
+        key = self.space.hash(arch)
+        if key in self.scores:
+            self.cache_hits += 1
+            return False
+        record = score_architecture(self.space, arch, self.dataset, self.predictors, self.batches, self.seed)
+        self.scores[key] = record["scores"][self.name]
+        self.archs[key] = self.space.parse(arch)
+        self.seconds += record["seconds"][self.name]
+        if record["status"][self.name] != "ok":
+            self.failures[key] = record["reason"][self.name]
+        self._bar.update(1)
+        return True
+
+    def value(self, arch: Any) -> float:
+        score = self.scores[self.space.hash(arch)]
+        return -math.inf if score is None else score
+
+    def outcome(self, extra: dict) -> SearchOutcome:
+        self._bar.close()
+        valid = {k: v for k, v in self.scores.items() if v is not None}
+        if not valid:
+            raise UserError(f"{self.name} failed on every architecture scored, e.g. "
+                            f"{next(iter(self.failures.values()), 'no architecture scored')}")
+        best = max(valid, key=lambda k: (valid[k], k))  # ties broken by hash, not by order
+        top = sorted(valid, key=lambda k: (-valid[k], k))[:10]
+        trace = {"predictor": self.name, "predictor_calls": len(self.scores), "cache_hits": self.cache_hits,
+                 "predictor_seconds": round(self.seconds, 3), "best_score": valid[best],
+                 "n_failed": len(self.failures), "failures": sorted(set(self.failures.values()))[:5],
+                 "top10": [[self.space.to_string(self.archs[k]), valid[k]] for k in top], **extra}
+        if len(self.scores) < self.budget:
+            trace["warnings"] = [f"the space ran out of new architectures after {len(self.scores)} of the "
+                                 f"budget of {self.budget}"]
+        return SearchOutcome(arch=self.archs[best], trace=trace)
+
+
+class _ZeroShot(Optimizer):
+    def __init__(self, predictor: str = "zico", budget: int = 1000):
+        self.predictor = PREDICTORS.canonical(predictor)
+        self.budget = _positive_int(f"{self.name} budget", budget)
+
+    def check(self, space: SearchSpace, dataset: str) -> None:
+        if getattr(PREDICTORS.get(self.predictor), "set_level", False):
+            raise UserError(f"{self.predictor!r} ranks a whole set of architectures; {self.name} needs a "
+                            "predictor that scores one architecture at a time")
+
+
+class ZeroShotRandom(_ZeroShot):
+    """Score `budget` distinct uniformly sampled architectures and keep the best."""
+
+    name = "zc-random"
+
+    def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
+               progress: bool = True) -> SearchOutcome:
+        rng = np.random.default_rng(seed)
+        fitness = _Fitness(space, dataset, self.predictor, batches, seed, self.budget, progress,
+                           f"zc-random seed {seed}")
+        stale = 0
+        while not fitness.exhausted and stale < MAX_STALE_PROPOSALS:
+            stale = 0 if fitness.propose(space.sample(rng)) else stale + 1
+        return fitness.outcome({})
+
+
+class ZeroShotEvolution(_ZeroShot):
+    """Aging evolution: a population of P, each step the best of S sampled members is mutated by
+    the space's `mutate`, the child joins and the oldest member leaves; the best architecture
+    ever scored is the result (Real et al. 2019, Algorithm 1)."""
+
+    name = "zc-evolution"
+
+    def __init__(self, predictor: str = "zico", budget: int = 1000, population: int = 64, sample_size: int = 16):
+        super().__init__(predictor, budget)
+        self.population = _positive_int("zc-evolution population", population)
+        self.sample_size = _positive_int("zc-evolution sample size", sample_size)
+        if self.sample_size > self.population:
+            raise UserError(f"zc-evolution sample size ({sample_size}) cannot exceed the population ({population})")
+        if self.population > self.budget:
+            raise UserError(f"zc-evolution population ({population}) cannot exceed the budget ({budget})")
+
+    def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
+               progress: bool = True) -> SearchOutcome:
+        rng = np.random.default_rng(seed)
+        fitness = _Fitness(space, dataset, self.predictor, batches, seed, self.budget, progress,
+                           f"zc-evolution seed {seed}")
+        population: collections.deque = collections.deque()
+        stale = 0
+        # the initial population: distinct random architectures, as many as fit the budget
+        while len(population) < self.population and stale < MAX_STALE_PROPOSALS:
+            arch = space.sample(rng)
+            if fitness.propose(arch):
+                population.append(arch)
+                stale = 0
+            else:
+                stale += 1
+        stale = 0
+        mutations = 0
+        while not fitness.exhausted and stale < MAX_STALE_PROPOSALS:
+            members = rng.choice(len(population), size=self.sample_size, replace=False)
+            parent = max((population[int(i)] for i in members), key=lambda a: (fitness.value(a), space.hash(a)))
+            child = space.mutate(parent, rng)
+            stale = 0 if fitness.propose(child) else stale + 1
+            population.append(child)
+            population.popleft()
+            mutations += 1
+        return fitness.outcome({"mutations": mutations})

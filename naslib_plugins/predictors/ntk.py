@@ -1,0 +1,103 @@
+"""The smallest eigenvalue of the empirical neural tangent kernel at initialisation, the quantity
+Zhu, Liu, Chrysos & Cevher (NeurIPS 2022) bound for MLPs and residual networks with searched
+activations and skip connections, and rank architectures by without training."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import torch
+import torch.nn as nn
+from torch.func import functional_call, jacrev
+
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import UserError
+from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor
+
+REDUCTIONS = ("sum", "full")
+# entries of one parameter chunk's Jacobian (float32): bounds memory on the large cell networks
+MAX_JACOBIAN_ELEMENTS = 2**25
+
+
+@contextmanager
+def batch_statistics_only(model: nn.Module) -> Iterator[None]:
+    """Train-mode BatchNorm normalises with the batch statistics and also writes its running
+    buffers in place; inside torch.func transforms that write of a transformed tensor into a
+    captured buffer is an error. With running stats off, BatchNorm in train mode computes the
+    same outputs and writes nothing, so the model's buffers are left as they were."""
+    norms = [m for m in model.modules()
+             if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats]
+    for m in norms:
+        m.track_running_stats = False
+    try:
+        yield
+    finally:
+        for m in norms:
+            m.track_running_stats = True
+
+
+def parameter_chunks(params: dict[str, torch.Tensor], rows: int) -> list[list[str]]:
+    """Consecutive parameter names whose Jacobian (rows x their size) fits MAX_JACOBIAN_ELEMENTS;
+    a parameter larger than that gets a chunk of its own."""
+    chunks: list[list[str]] = []
+    size = 0
+    for name, p in params.items():
+        if not chunks or (size + p.numel()) * rows > MAX_JACOBIAN_ELEMENTS:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(name)
+        size += p.numel()
+    return chunks
+
+
+@PREDICTORS.register("ntk_lambda_min")
+class NTKLambdaMin(Predictor):
+    """lambda_min of K = J J^T, J the Jacobian of the network's outputs on the first `samples`
+    samples of batch 0 (the whole batch when it is smaller) w.r.t. every trainable parameter,
+    at the random initialisation, in train mode (BatchNorm uses the statistics of these samples,
+    as the other predictors' batches do). K is accumulated in float64 over parameter chunks and
+    its eigenvalues come from a symmetric solver; labels and the loss are not used.
+
+    reduction "sum" (default): each sample's output is reduced to one scalar, f(x) = sum over
+    the output units, giving an n x n kernel. The bounds of Zhu et al. are stated for
+    scalar-output networks and TE-NAS builds its NTK from the gradient of the summed logits, so
+    this follows both. "full": every output unit is a row of J, an (n*c) x (n*c) kernel whose
+    lambda_min also sees how the class outputs' tangent features differ (c times more work).
+    Outputs of any shape count as c = their size per sample. A non-finite kernel scores NaN."""
+
+    def __init__(self, samples: int = 16, reduction: str = "sum"):
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise UserError(f"ntk_lambda_min samples must be a positive integer, got {samples!r}")
+        if reduction not in REDUCTIONS:
+            raise UserError(f"unknown ntk_lambda_min reduction {reduction!r}; known: {', '.join(REDUCTIONS)}")
+        self.samples = samples
+        self.reduction = reduction
+
+    def _rows(self, out: torch.Tensor) -> torch.Tensor:
+        if self.reduction == "sum":
+            return out.reshape(out.shape[0], -1).sum(dim=1)
+        return out.reshape(-1)
+
+    def kernel(self, model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+        """The empirical NTK on inputs x (float64), for the reduction."""
+        model.train()
+        params = {name: p.detach() for name, p in model.named_parameters() if p.requires_grad}
+        with batch_statistics_only(model):
+            with torch.no_grad():
+                rows = self._rows(model(x)).numel()
+            kernel = torch.zeros(rows, rows, dtype=torch.float64)
+            for names in parameter_chunks(params, rows):
+                def outputs(chunk: dict[str, torch.Tensor]) -> torch.Tensor:
+                    return self._rows(functional_call(model, {**params, **chunk}, (x,)))
+
+                for jac in jacrev(outputs)({name: params[name] for name in names}).values():
+                    jac = jac.reshape(rows, -1).double()
+                    kernel += jac @ jac.T
+        return kernel
+
+    def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
+        x, _ = batches.batch(0)
+        kernel = self.kernel(model, x[: self.samples])
+        if not torch.isfinite(kernel).all():
+            return float("nan")  # the eigensolver would fail to converge on it
+        return float(torch.linalg.eigvalsh(kernel)[0])

@@ -1,0 +1,55 @@
+"""NASWOT (Mellor et al., ICML 2021): how differently an untrained network's rectifiers split the
+samples of one mini-batch.
+
+Each sample gets a binary code, one bit per unit entering a rectifier (its pre-activation > 0);
+K[i, j] counts the bits in which samples i and j agree (N_A minus their Hamming distance, summed
+over every rectifier); the score is log|det K|. As in the authors' code and NASLib's, the codes
+are read at the inputs of the ReLU modules, with the network in train mode.
+
+For spaces whose activations are not ReLU (`mlp_act_skip`), the sign pattern at the input of
+every elementwise activation module plays the same role: it is the linear-region code of the
+piecewise-linear ones, and of a smooth one's linear approximation around 0.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor
+
+ACTIVATIONS = (nn.ReLU, nn.ReLU6, nn.LeakyReLU, nn.ELU, nn.GELU, nn.SiLU, nn.Softplus, nn.Tanh, nn.Sigmoid)
+
+
+@PREDICTORS.register("nwot")
+class NWOT(Predictor):
+    def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
+        x, _ = batches.batch(0)
+        n = x.shape[0]
+        kernel = torch.zeros(n, n, dtype=torch.float64)
+        units = 0
+
+        def hook(module: nn.Module, inputs: tuple) -> None:
+            nonlocal kernel, units
+            # a pre-hook sees the input before an in-place activation overwrites it
+            code = (inputs[0].detach().reshape(n, -1) > 0).float()
+            # agreements c c^T + (1-c)(1-c)^T = 2 c c^T - s_i - s_j + units, s = ones per sample;
+            # one float32 matmul of 0/1 entries is exact while a layer has < 2^24 units
+            ones = code.sum(dim=1, dtype=torch.float64)
+            kernel += 2.0 * (code @ code.T).double() - ones[:, None] - ones[None, :] + code.shape[1]
+            units += code.shape[1]
+
+        handles = [m.register_forward_pre_hook(hook) for m in model.modules() if isinstance(m, ACTIVATIONS)]
+        try:
+            model.train()
+            with torch.no_grad():
+                model(x)
+        finally:
+            for h in handles:
+                h.remove()
+        if units == 0:
+            raise ValueError("nwot: the network has no activation module to read codes from")
+        sign, logdet = torch.linalg.slogdet(kernel)
+        if sign <= 0:  # two samples with identical codes make K singular
+            return float("-inf")
+        return float(logdet)

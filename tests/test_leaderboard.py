@@ -1,0 +1,285 @@
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from naslib_plugins.benchmarks.anchors import parse_anchors
+from naslib_plugins.benchmarks.correlation import correlations
+from naslib_plugins.benchmarks.leaderboard import build_leaderboard, fmt, seed_list
+from naslib_plugins.benchmarks.plots import nasi_agnostic_plot, scatter_plots, spearman_bars
+from naslib_plugins.cli import main
+from naslib_plugins.errors import BenchmarkFileError, UserError
+
+# the real file's layout, cut down: intro with the optimum, ZiCo table and its prose, Suite-Zero, search
+ANCHORS = """# Published figures to compare against (facts with their sources)
+
+Protocols differ (all archs vs samples): compare under one protocol. NB201 optimum (200-epoch test accuracy):
+CIFAR-10 94.37, CIFAR-100 73.51, ImageNet16-120 47.31.
+
+## Rank correlation on NAS-Bench-201 (Kendall tau / Spearman rho, all archs, test acc)
+Source: ZiCo paper (Li et al., ICLR 2023), Table 3; best recent rankers from their papers.
+
+| proxy | CIFAR-10 | CIFAR-100 | ImageNet16-120 |
+|---|---|---|---|
+| ZiCo | .61/.80 | .61/.81 | .60/.79 |
+| NASWOT | .58/.77 | .62/.80 | .60/.78 |
+
+ZiCo also reports NB101 .46/.63 and TransNAS-Bench-101-micro: autoencoder .24/.35,
+class_scene .51/.71.
+
+## NAS-Bench-Suite-Zero (Krishnakumar et al., NeurIPS 2022 D&B), Fig. 2
+Spearman rho with validation accuracy, 1000 random archs per task (batch 64; 32 for TNB).
+
+|proxy|NB101|201C10|mi-Scn|ma-Seg|
+|---|---|---|---|---|
+|nwot|.31|.77|.60|.80|
+|grasp|.27|.51|-.27|-.02|
+
+## Search results on NAS-Bench-201 (test accuracy %, cost)
+Source: RoBoT (ICLR 2024) Table 2 (1080Ti GPU-seconds) unless noted.
+
+| method | CIFAR-10 | CIFAR-100 | ImageNet16-120 | cost |
+|---|---|---|---|---|
+| NASI (T), NASI paper Table 4 | 93.08 +- 0.24 | 69.51 +- 0.59 | 40.87 +- 0.85 | 30 GPU-s |
+| TE-NAS | 93.90 +- 0.47 | 71.24 +- 0.56 | 42.38 +- 0.46 | 1558 GPU-s |
+"""
+
+
+def _correlation_run(folder: Path, space: str, dataset: str, scores: dict[str, list], truth: list,
+                     failed: dict[str, int] | None = None) -> dict:
+    """A correlation.json + scores.csv as benchmarks/run.py writes them; failed[name] = index of a failure."""
+    folder.mkdir(parents=True)
+    hashes = [f"({i}, 1)" for i in range(len(truth))]
+    valid = {n: [None if (failed or {}).get(n) == i else v for i, v in enumerate(s)] for n, s in scores.items()}
+    result = {"space": space, "dataset": dataset, "n_archs": len(truth), "seed": 0, "metric": "test_accuracy",
+              "benchmark": "b.csv", "data": "test data", "command": "naslib-plugins correlate ...", "predictors": {}}
+    for name, s in valid.items():
+        c = correlations(s, truth)
+        c.update(seconds_per_arch=0.25, failures=["ValueError: x"] if None in s else [])
+        result["predictors"][name] = c
+    (folder / "correlation.json").write_text(json.dumps(result))
+    with open(folder / "scores.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["hash", "arch_str", "test_accuracy"]
+                   + [c for n in scores for c in (n, f"{n}_seconds", f"{n}_status", f"{n}_reason")])
+        for i, h in enumerate(hashes):
+            row = [h, f"arch{i}", truth[i]]
+            for n in scores:
+                v = valid[n][i]
+                row += ["" if v is None else v, 0.25, "failed" if v is None else "ok", "" if v is not None else "x"]
+            w.writerow(row)
+    return result
+
+
+def _search_run(folder: Path, steps: int, accuracies: list[float], labels: str = "true") -> None:
+    folder.mkdir(parents=True)
+    runs = [{"seed": s, "arch": [0] * 6, "arch_str": "a", "test_accuracy": a, "val_accuracy": a - 3,
+             "search_seconds": 10.0 + s, "cpu_seconds": 20.0} for s, a in enumerate(accuracies)]
+    (folder / "search.json").write_text(json.dumps({
+        "optimizer": "nasi", "space": "nasbench201", "dataset": "cifar10",
+        "config": {"steps": steps, "mu": 1.0, "nu": "adaptive", "batch_size": 64, "labels": labels, "data": "real",
+                   "seeds": list(range(len(accuracies)))},
+        "runs": runs, "mean_test_accuracy": float(np.mean(accuracies)), "std_test_accuracy": float(np.std(accuracies)),
+        "mean_search_seconds": float(np.mean([r["search_seconds"] for r in runs])), "notes": ["seed 1: a note"],
+        "command": "naslib-plugins search ...",
+    }))
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    truth = list(rng.uniform(10, 94, size=30))
+    results = tmp_path / "results"
+    _correlation_run(results / "nb201" / "c10", "nasbench201", "cifar10",
+                     {"zico": [t + rng.normal(0, 5) for t in truth], "nasi": list(10 ** rng.uniform(-2, 5, 30))},
+                     truth, failed={"nasi": 3})
+    _correlation_run(results / "nb101", "nasbench101", "cifar10", {"nwot": list(rng.normal(size=30))}, truth)
+    _search_run(results / "search" / "nasi_T100", 100, [93.0, 94.0])
+    _search_run(results / "search" / "nasi_random", 100, [90.0], labels="random")
+    (tmp_path / "anchors.md").write_text(ANCHORS)
+    return results
+
+
+def _md_rows(text: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines()
+            if line.startswith("| ") and not line.startswith("| predictor") and not line.startswith("| optimizer")]
+
+
+def test_real_anchors_file_has_the_known_entries(shared_data):
+    anchors = parse_anchors(shared_data.parent / "anchors.md")
+    by = {(a.predictor, a.space, a.dataset, a.metric): a for a in anchors.correlation}
+    zico = by["zico", "nasbench201", "cifar10", "test_accuracy"]
+    assert (zico.kendall, zico.spearman, zico.source.label, zico.source.line) == (0.61, 0.80, "ZiCo Table 3", 8)
+    assert by["nwot", "nasbench201", "ImageNet16-120", "test_accuracy"].spearman == 0.78  # NASWOT -> nwot
+    assert by["params", "nasbench201", "cifar100", "test_accuracy"].kendall == 0.55  # #Params -> params
+    nwot = by["nwot", "nasbench101", "cifar10", "val_accuracy"]
+    assert nwot.spearman == 0.31 and nwot.kendall is None and "validation accuracy" in nwot.source.protocol
+    assert by["grasp", "transbench101_macro", "segmentsemantic", "val_accuracy"].spearman == -0.02
+    assert by["synflow", "transbench101_micro", "room_layout", "val_accuracy"].spearman == 0.30
+    assert by["zico", "transbench101_micro", "normal", "test_accuracy"].spearman == 0.68  # from the prose
+    assert sum(a.metric == "val_accuracy" for a in anchors.correlation) == 7 * 19
+    nasi = [a for a in anchors.search if a.method == "NASI (T)" and a.dataset == "cifar10"]
+    assert len(nasi) == 1 and (nasi[0].mean, nasi[0].std, nasi[0].cost) == (93.08, 0.24, "30 GPU-s")
+    assert nasi[0].source.label == "NASI paper Table 4" and nasi[0].settings == {"steps": 100}
+    pt = {a.settings["predictor"] for a in anchors.search if a.optimizer == "zc-pt"}
+    assert pt == {"zico", "nwot"}
+    assert anchors.optimum[("nasbench201", "ImageNet16-120")] == 47.31
+    assert anchors.note.startswith("Protocols differ")
+
+
+def test_search_anchor_needs_the_same_protocol(tmp_path):
+    (tmp_path / "a.md").write_text(ANCHORS)
+    anchors = parse_anchors(tmp_path / "a.md")
+    config = {"steps": 100, "labels": "true", "data": "real"}
+    assert [a.method for a in anchors.for_search("nasi", "nasbench201", "cifar10", config)] == ["NASI (T)"]
+    assert anchors.for_search("nasi", "nasbench201", "cifar10", {**config, "steps": 400}) == []
+    assert anchors.for_search("nasi", "nasbench201", "cifar10", {**config, "labels": "random"}) == []
+    assert anchors.for_search("nasi", "nasbench201", "cifar100", config)[0].mean == 69.51
+
+
+@pytest.mark.parametrize("table, offset, message", [
+    ("| model | acc |\n|---|---|\n| x | 1 |\n", 0, "a table with columns \\['model', 'acc'\\]"),
+    ("|proxy|NB101|\n|---|---|\n|nwot|high|\n", 2, "not a number: 'high'"),
+    ("|proxy|NB101|\n|---|---|\n|nwot|.3|.4|\n", 2, "3 cells under a header of 2"),
+])
+def test_anchors_bad_table_names_the_line(tmp_path, table, offset, message):
+    head = ANCHORS + "\n## Extra\n\n"
+    path = tmp_path / "a.md"
+    path.write_text(head + table)
+    with pytest.raises(BenchmarkFileError, match=f"a.md line {len(head.splitlines()) + 1 + offset}: {message}"):
+        parse_anchors(path)
+
+
+def test_leaderboard_tables_and_anchors(tree):
+    board = build_leaderboard(tree, tree.parent / "anchors.md", plots=False)
+    md = (tree / "LEADERBOARD.md").read_text()
+    c10 = json.loads((tree / "nb201" / "c10" / "correlation.json").read_text())["predictors"]
+    zico = c10["zico"]
+    row = (f"| zico | `nb201/c10/correlation.json` | {zico['kendall']:.3f} | {zico['spearman']:.3f} | "
+           f"{zico['top10_precision']:.3f} | 30 (0) | 0.250 | .61/.80 |  |")
+    assert row in md
+    assert f"| nasi | `nb201/c10/correlation.json` | {c10['nasi']['kendall']:.3f} |" in md
+    assert "| 29 (1) |" in md  # nasi's failed architecture
+    # published-only rows for what we did not run, by our names; Suite-Zero's NB101 beside nwot on NB101
+    assert "| nwot | published only |  |  |  |  |  | .58/.77 | .77 |" in md
+    nb101 = md.split("### nasbench101 / cifar10")[1].split("###")[0]
+    assert "| [1] ZiCo paper | [2] NAS-Bench-Suite-Zero Fig. 2 |" in nb101
+    assert "| nwot | `nb101/correlation.json` |" in nb101 and "|  | .31 |" in nb101
+    assert "| zico | published only |  |  |  |  |  | .46/.63 |  |" in nb101
+    assert "### nasbench101 / cifar10" in md and "### nasbench201 / cifar10" in md
+    assert "] **ZiCo Table 3**: ZiCo paper (Li et al., ICLR 2023), Table 3" in md
+    assert "Protocol: Spearman rho with validation accuracy, 1000 random archs" in md
+    # search: the true-label run matches NASI (T), the random-label run matches nothing
+    rows = {r["file"]: r for r in board["search"]["rows"]}
+    assert rows["search/nasi_T100/search.json"]["published"] == "NASI paper Table 4: 93.08 +- 0.24, 30 GPU-s"
+    assert rows["search/nasi_random/search.json"]["published"] == ""
+    assert "| nasi | steps=100, mu=1.0, nu=adaptive, batch_size=64, labels=true, data=real | nasbench201 | cifar10 | " \
+           "0, 1 | 93.50 +- 0.50 (n=2) | 10.5 / 20.0 |" in md
+    assert "| 90.00 (n=1) |" in md
+    assert "| TE-NAS | published only | nasbench201 | cifar10 |" in md and "| 94.37 |" in md
+    assert "- `search/nasi_T100/search.json`: seed 1: a note" in md
+
+
+def test_csv_and_json_agree_with_markdown(tree):
+    build_leaderboard(tree, tree.parent / "anchors.md", plots=False)
+    md_rows = _md_rows((tree / "LEADERBOARD.md").read_text())
+    with open(tree / "LEADERBOARD.csv", newline="") as f:
+        csv_rows = list(csv.DictReader(f))
+    data = json.loads((tree / "LEADERBOARD.json").read_text())
+    json_rows = [r for s in data["correlation"] for r in s["rows"] + s["published_only"]]
+    json_rows += data["search"]["rows"] + data["search"]["published_only"]
+    assert len(csv_rows) == len(json_rows) == len(md_rows) == 10
+    for c, j, m in zip(csv_rows, json_rows, md_rows):
+        assert c["method"] == j["method"] == m[0]
+        if c["kind"] == "correlation":
+            assert m[1] == f"`{c['file']}`" == f"`{j['file']}`"
+            assert m[2:4] == [fmt(float(c["kendall"])), fmt(float(c["spearman"]))]
+            assert float(c["spearman"]) == pytest.approx(j["spearman"], abs=1e-6)
+            assert m[5] == f"{c['n_valid']} ({c['n_failed']})"
+        if c["kind"] == "search":
+            assert m[-1] == f"`{c['file']}`" and m[5].startswith(f"{float(c['mean_test_accuracy']):.2f}")
+        for a in j["anchors"]:
+            assert a["values"] in c["published"] and a["values"] in " ".join(m)
+    assert [s["ref"] for s in data["sources"]] == [1, 2, 3, 4, 5][:len(data["sources"])]
+
+
+def test_without_anchors_it_says_so(tree):
+    board = build_leaderboard(tree, None, plots=False)
+    md = (tree / "LEADERBOARD.md").read_text()
+    assert "Published figures: not available" in md and "published only" not in md
+    assert all(r["published"] == "" for s in board["correlation"] for r in s["rows"])
+
+
+def test_plots_are_written(tree):
+    board = build_leaderboard(tree, tree.parent / "anchors.md", plots=True)
+    assert board["plots"] == ["plots/scatter/nb101.png", "plots/scatter/nb201__c10.png", "plots/spearman_bars.png"]
+    for p in board["plots"]:
+        data = (tree / p).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    assert "- [plots/spearman_bars.png](plots/spearman_bars.png)" in (tree / "LEADERBOARD.md").read_text()
+    assert scatter_plots(tree / "nb101").name == "scatter.png"
+    assert spearman_bars(tree, tree / "bars.png").stat().st_size > 5000
+
+
+def test_spearman_bars_needs_runs(tmp_path):
+    with pytest.raises(UserError, match="no correlation.json"):
+        spearman_bars(tmp_path)
+
+
+def test_nasi_agnostic_plot_pairs_by_hash(tmp_path):
+    rng = np.random.default_rng(1)
+    truth = list(rng.uniform(10, 94, size=20))
+    base = list(rng.uniform(1, 50, size=20))
+    _correlation_run(tmp_path / "true", "nasbench201", "cifar10", {"nasi": base}, truth)
+    _correlation_run(tmp_path / "labels", "nasbench201", "cifar10", {"nasi": [2 * b for b in base]}, truth,
+                     failed={"nasi": 5})
+    noise = rng.normal(0, 10, size=20)
+    _correlation_run(tmp_path / "gauss", "nasbench201", "cifar10", {"nasi": list(np.array(base) + noise)}, truth)
+    rows = (tmp_path / "gauss" / "scores.csv").read_text().splitlines()
+    (tmp_path / "gauss" / "scores.csv").write_text("\n".join([rows[0]] + rows[:0:-1]) + "\n")  # other order
+    out = tmp_path / "fig" / "agnostic.png"
+    rho_labels, rho_data = nasi_agnostic_plot(tmp_path / "true", tmp_path / "labels", tmp_path / "gauss", out)
+    assert rho_labels == pytest.approx(1.0)  # the failed architecture is dropped, the rest pairs exactly
+    assert rho_data == pytest.approx(np.corrcoef(base, np.array(base) + noise)[0, 1])
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    _correlation_run(tmp_path / "few", "nasbench201", "cifar10", {"nasi": base[:2]}, truth[:2])
+    with pytest.raises(UserError, match="share 2 architectures"):
+        nasi_agnostic_plot(tmp_path / "true", tmp_path / "labels", tmp_path / "few", out)
+
+
+def test_nasi_agnostic_plot_missing_column(tmp_path):
+    _correlation_run(tmp_path / "true", "nasbench201", "cifar10", {"zico": [1.0, 2.0, 3.0]}, [1.0, 2.0, 3.0])
+    with pytest.raises(BenchmarkFileError, match="scores.csv: missing columns nasi"):
+        nasi_agnostic_plot(tmp_path / "true", tmp_path / "true", tmp_path / "true", tmp_path / "x.png")
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"space": "nasbench201", "dataset": "cif', "truncated or invalid JSON"),
+    ('{"space": "nasbench201"}', "missing dataset, n_archs, seed, metric, predictors"),
+    ("[1, 2]", "expected a JSON object"),
+])
+def test_cli_corrupt_json_is_one_line_exit_2(tree, capsys, content, message):
+    bad = tree / "nb101" / "correlation.json"
+    bad.write_text(content)
+    assert main(["leaderboard", str(tree), "--anchors", str(tree.parent / "anchors.md"), "--no-plots"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"naslib-plugins: error: {bad}: ") and message in err[0]
+
+
+def test_cli_default_anchors_beside_the_data(tree, monkeypatch, capsys):
+    data = tree.parent / "benchdata"
+    data.mkdir()
+    monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(data))
+    assert main(["leaderboard", str(tree), "--no-plots"]) == 0
+    assert f"anchors: {tree.parent / 'anchors.md'}" in capsys.readouterr().out
+    assert "published only" in (tree / "LEADERBOARD.md").read_text()
+    assert main(["leaderboard", str(tree), "--anchors", str(tree / "none.md"), "--no-plots"]) == 2
+    assert f"anchors file {tree / 'none.md'}: No such file" in capsys.readouterr().err
+
+
+def test_seed_list():
+    assert (seed_list([0, 1, 2, 3, 4]), seed_list([0, 2, 5]), seed_list([3])) == ("0-4", "0, 2, 5", "3")

@@ -1,0 +1,323 @@
+"""The NASLib adapter against a real NASLib (github.com/automl/NASLib, branch Develop).
+
+NASLib is on no package registry, so these tests run only where `import naslib` works (its
+source on PYTHONPATH and its dependencies installed) and skip with the reason otherwise; CI has
+no NASLib. The check that the adapter fails cleanly without NASLib runs everywhere."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import ArchitectureError, UserError
+from naslib_plugins.optimizers import OPTIMIZERS
+from naslib_plugins.predictors import get_predictor
+from naslib_plugins.spaces import get_space
+
+try:
+    import naslib_plugins.naslib_adapter as adapter
+
+    NO_NASLIB = None
+except ImportError as e:
+    adapter, NO_NASLIB = None, str(e)
+
+needs_naslib = pytest.mark.skipif(adapter is None, reason=f"NASLib is not importable: {NO_NASLIB}")
+
+ARCH = (2, 3, 0, 4, 1, 2)  # every NB201 op but `none` on a used edge, and one `none`
+
+
+def _gaussian(batch_size: int) -> BatchSource:
+    # 8x8 inputs: the NB201 skeleton takes any size, and small ones keep the full-width nets fast
+    return BatchSource("cifar10", batch_size=batch_size, seed=3, data="gaussian", resolution=8)
+
+
+def _nb201_graph(arch=ARCH, seed: int = 0):
+    from naslib.search_spaces import NasBench201SearchSpace
+
+    torch.manual_seed(seed)
+    graph = NasBench201SearchSpace(n_classes=10)
+    graph.set_op_indices(list(arch))
+    graph.parse()
+    return graph
+
+
+def _ours_with_weights_of(graph) -> torch.nn.Module:
+    """Our NB201 network for the graph's op indices, holding the graph's weights and buffers."""
+    model = get_space("nasbench201").build_model(tuple(graph.get_op_indices()), "cifar10")
+    pairs = list(zip(graph.parameters(), model.parameters())) + list(zip(graph.buffers(), model.buffers()))
+    assert len(list(graph.parameters())) == len(list(model.parameters()))
+    with torch.no_grad():
+        for src, dst in pairs:
+            assert src.shape == dst.shape
+            dst.copy_(src)
+    return model
+
+
+def _loader(batches: BatchSource, n: int) -> list:
+    # NASLib's own measures view() activations, which needs contiguous (not channels-last) inputs.
+    # References are scored on these same tensors: the memory layout alone moves ZiCo by ~2e-4
+    # relative here (float32 rounding of the convolutions, amplified where a gradient's spread
+    # over two batches is small)
+    return [tuple(t.contiguous() for t in batches.batch(i)) for i in range(n)]
+
+
+@needs_naslib
+@pytest.mark.parametrize("name, n_batches", [("zico", 2), ("nasi", 1), ("ntk_lambda_min", 1)])
+def test_zerocost_matches_our_predictor_on_the_same_weights(name, n_batches):
+    from naslib.predictors import ZeroCost
+
+    graph = _nb201_graph()
+    batches = _gaussian(4)
+    zc = ZeroCost(method_type=name)
+    zc.num_imgs_or_batches = n_batches  # NASLib concatenates these; our measure cuts them apart again
+    loader = _loader(batches, n_batches)
+    theirs = zc.query(graph, dataloader=loader)
+    reference = adapter.FixedBatches(loader)
+    ours = get_predictor(name).score(_ours_with_weights_of(graph), reference, F.cross_entropy)
+    assert math.isfinite(ours) and ours != 0.0
+    assert theirs == pytest.approx(ours, rel=1e-9)
+    # the weights matter: a network of the same cell with other weights scores otherwise
+    other = get_predictor(name).score(_ours_with_weights_of(_nb201_graph(seed=1)), reference, F.cross_entropy)
+    assert other != pytest.approx(ours, rel=1e-6)
+
+
+@needs_naslib
+def test_measures_survive_find_measures_next_to_naslibs_own():
+    from naslib.predictors.utils.pruners import predictive
+
+    graph = _nb201_graph()
+    batches = _gaussian(4)
+    loader = _loader(batches, 2)
+    info = ("random", 2, 10)
+    arrays = predictive.find_measures_arrays(graph, loader, info, torch.device("cpu"), loss_fn=F.cross_entropy,
+                                             measure_names=["zico", "snip"])
+    assert set(arrays) == {"zico", "snip"}
+    assert all(isinstance(t, torch.Tensor) for t in arrays["zico"])
+    reference = get_predictor("zico").score(_ours_with_weights_of(graph), adapter.FixedBatches(loader), F.cross_entropy)
+    assert predictive.find_measures(graph, loader, info, torch.device("cpu"), F.cross_entropy,
+                                    measure_names=["zico"]) == pytest.approx(reference, rel=1e-9)
+    # NASLib's own snip on the same 8 samples: ours (SNIP on one batch of all of them) agrees
+    whole = adapter.FixedBatches([(torch.cat([x for x, _ in loader]), torch.cat([y for _, y in loader]))])
+    snip = get_predictor("snip").score(_ours_with_weights_of(graph), whole, F.cross_entropy)
+    assert predictive.find_measures(graph, loader, info, torch.device("cpu"), F.cross_entropy,
+                                    measure_names=["snip"], measures_arr={"snip": arrays["snip"]}) == pytest.approx(snip, rel=1e-6)
+
+
+@needs_naslib
+def test_register_twice_is_harmless_and_leaves_naslibs_measures():
+    measures = adapter._naslib.measure_registry()
+    naslib_snip = measures._measure_impls["snip"]
+    first = adapter.register()
+    impls = dict(measures._measure_impls)
+    assert adapter.register() == first
+    assert {"nasi", "zico"} <= set(first)
+    assert not {"snip", "grasp", "synflow", "nwot", "flops", "params", "ensemble"} & set(first)
+    assert measures._measure_impls == impls and measures._measure_impls["snip"] is naslib_snip
+    assert all(measures.available_measures.count(n) == 1 for n in first)
+    with pytest.raises(UserError, match="ranks a whole set"):
+        adapter.register(["ensemble"])
+    with pytest.raises(UserError, match="computes 'flops' itself"):
+        adapter.register(["flops"])
+
+
+@needs_naslib
+def test_explicit_name_replaces_naslibs_measure_and_passes_nwot_through_unsummed():
+    from naslib.predictors import ZeroCost
+
+    measures = adapter._naslib.measure_registry()
+    saved_impls, saved_names = dict(measures._measure_impls), list(measures.available_measures)
+    graph = _nb201_graph()
+    loader = _loader(_gaussian(8), 1)
+    try:
+        assert "nwot" in adapter.register(["nwot"])
+        assert measures._measure_impls["nwot"] is not saved_impls["nwot"]
+        assert measures.available_measures.count("nwot") == 1
+        ours = ZeroCost(method_type="nwot").query(graph, dataloader=loader)
+    finally:
+        measures._measure_impls.clear()
+        measures._measure_impls.update(saved_impls)
+        measures.available_measures[:] = saved_names
+    assert ours == pytest.approx(ZeroCost(method_type="nwot").query(graph, dataloader=loader), rel=1e-9)
+
+
+@needs_naslib
+def test_plugin_predictor_reads_one_loader_batch_per_mini_batch():
+    graph = _nb201_graph()
+    batches = _gaussian(4)
+    loader = _loader(batches, 3)
+    score = adapter.PluginZeroCost("zico").query(graph, dataloader=loader)
+    reference = adapter.FixedBatches(loader[:2])
+    assert score == pytest.approx(get_predictor("zico").score(graph, reference, F.cross_entropy), rel=1e-9)
+    assert adapter.PluginZeroCost("nasi", batches=batches).query(graph) == pytest.approx(
+        get_predictor("nasi").score(graph, batches, F.cross_entropy), rel=1e-9)
+    with pytest.raises(UserError, match="reads 2 batches"):
+        adapter.PluginZeroCost("zico").query(graph, dataloader=_loader(batches, 1))
+    with pytest.raises(UserError, match="needs a dataloader"):
+        adapter.PluginZeroCost("nasi").query(graph)
+    with pytest.raises(UserError, match="ranks a whole set"):
+        adapter.PluginZeroCost("ensemble")
+
+
+@needs_naslib
+@pytest.mark.parametrize("space, dataset", [("nasbench201", "cifar10"), ("nasbench301", "cifar10"),
+                                            ("nasbench101", "cifar10"), ("transbench101_micro", "class_scene"),
+                                            ("transbench101_macro", "class_scene")])
+def test_converters_round_trip(space, dataset):
+    import numpy as np
+    from naslib.search_spaces import get_search_space
+
+    ours = get_space(space)
+    arch = ours.sample(np.random.default_rng(5))
+    graph = adapter.to_graph(arch, space, dataset)
+    assert graph.get_type() == ours.name
+    got_space, got = adapter.from_graph(graph)
+    assert got_space.name == ours.name and got == arch
+    # from a user's search-space object: a clone gets the architecture, the object stays blank
+    blank = get_search_space(space, dataset)
+    assert adapter.from_graph(adapter.to_graph(arch, blank))[1] == arch
+    if space == "nasbench201":
+        assert blank.op_indices is None
+
+
+@needs_naslib
+def test_from_graph_refuses_a_graph_without_architecture():
+    from naslib.search_spaces import NasBench201SearchSpace
+
+    with pytest.raises(ArchitectureError, match="holds no architecture"):
+        adapter.from_graph(NasBench201SearchSpace())
+    with pytest.raises(ArchitectureError):
+        adapter.to_graph((0, 1, 2), "nasbench201")
+
+
+def _config(tmp_path, optimizer: str, **search):
+    from fvcore.common.config import CfgNode
+
+    (tmp_path / "search").mkdir(exist_ok=True)  # NASLib's get_config_from_args makes it for the checkpoints
+    return CfgNode({"search_space": "nasbench201", "dataset": "cifar10", "optimizer": optimizer, "seed": 0,
+                    "save": str(tmp_path), "search": {"seed": 0, "epochs": 1, "checkpoint_freq": 1,
+                                                      "progress": False, **search}})
+
+
+def _fake_nb201_api() -> dict:
+    """A stand-in for NASLib's NB201 benchmark pickle (not here), in its layout, with made-up
+    values that differ per architecture."""
+    space = get_space("nasbench201")
+    data = {}
+    for i, arch in enumerate(space.all()):
+        data[space.to_string(arch)] = {"cifar10-valid": {"train_acc1es": [50.0 + i / 1e3], "eval_acc1es": [40.0 + i / 1e3],
+                                                         "cost_info": {"train_time": float(i)}}}
+    return {"nb201_data": data}
+
+
+@needs_naslib
+def test_trainer_runs_our_nasi_and_returns_a_queryable_graph(tmp_path):
+    from naslib.defaults.trainer import Trainer
+    from naslib.search_spaces import NasBench201SearchSpace
+    from naslib.search_spaces.core.query_metrics import Metric
+
+    options = {"steps": 2, "batch_size": 4, "channels": 4, "cells": 1, "data": "gaussian"}
+    config = _config(tmp_path, "nasi", **options)
+    api = _fake_nb201_api()
+    optimizer = adapter.NASIOptimizer(config)
+    optimizer.adapt_search_space(NasBench201SearchSpace(), dataset_api=api)
+    trainer = Trainer(optimizer, config, lightweight_output=True)
+    trainer.search(resume_from="")
+    graph = optimizer.get_final_architecture()
+    assert isinstance(graph, NasBench201SearchSpace)
+    # the same search run directly, on our own models, finds the same cell
+    nasi = OPTIMIZERS.get("nasi")(steps=2, channels=4, cells=1)
+    expected = nasi.search(get_space("nasbench201"), "cifar10", BatchSource("cifar10", batch_size=4, seed=0,
+                                                                              data="gaussian"), 0, progress=False).arch
+    assert tuple(graph.get_op_indices()) == expected
+    value = api["nb201_data"][get_space("nasbench201").to_string(expected)]["cifar10-valid"]["eval_acc1es"][-1]
+    assert graph.query(Metric.TEST_ACCURACY, "cifar10", dataset_api=api) == value
+    assert trainer.evaluate(resume_from="", dataset_api=api) == value
+    assert json.loads((tmp_path / "errors.json").read_text())[1]["test_acc"] == [value]
+
+
+@needs_naslib
+def test_trainer_runs_zero_shot_evolution_without_a_benchmark(tmp_path):
+    from naslib.defaults.trainer import Trainer
+    from naslib.search_spaces import NasBench201SearchSpace
+
+    search = {"predictor": "params", "budget": 4, "population": 2, "sample_size": 1, "data": "gaussian"}
+    optimizer = adapter.make_optimizer(_config(tmp_path, "zc-evolution", **search))
+    optimizer.adapt_search_space(NasBench201SearchSpace())
+    trainer = Trainer(optimizer, optimizer.config, lightweight_output=True)
+    trainer.search(resume_from="")
+    expected = OPTIMIZERS.get("zc-evolution")(predictor="params", budget=4, population=2, sample_size=1).search(
+        get_space("nasbench201"), "cifar10", BatchSource("cifar10", seed=0, data="gaussian"), 0, progress=False)
+    assert tuple(optimizer.get_final_architecture().get_op_indices()) == expected.arch
+    # no benchmark: the Trainer logs NaN, nothing estimated
+    assert all(math.isnan(v) for v in optimizer.train_statistics())
+    with pytest.raises(UserError, match="no NASLib optimizer 'zc-ptt'"):
+        adapter.make_optimizer(_config(tmp_path, "zc-ptt"))
+
+
+@needs_naslib
+def test_trainer_runs_zero_cost_pt(tmp_path):
+    from naslib.defaults.trainer import Trainer
+    from naslib.search_spaces import NasBench201SearchSpace
+
+    search = {"predictor": "nwot", "pool": 1, "validate_rounds": 1, "channels": 2, "cells": 1, "batch_size": 4,
+              "data": "gaussian"}
+    optimizer = adapter.make_optimizer(_config(tmp_path, "zc-pt", **search))
+    optimizer.adapt_search_space(NasBench201SearchSpace())
+    Trainer(optimizer, optimizer.config, lightweight_output=True).search(resume_from="")
+    expected = OPTIMIZERS.get("zc-pt")(predictor="nwot", pool=1, validate_rounds=1, channels=2, cells=1).search(
+        get_space("nasbench201"), "cifar10", BatchSource("cifar10", batch_size=4, seed=0, data="gaussian"), 0,
+        progress=False)
+    assert tuple(optimizer.get_final_architecture().get_op_indices()) == expected.arch
+
+
+@needs_naslib
+def test_naslib_run_command(tmp_path, require, shared_data):
+    from naslib_plugins.cli import main
+
+    truth = require(shared_data / "nasbench201" / "nb201_all_15625.csv")
+    config = tmp_path / "nasi.yaml"
+    config.write_text(textwrap.dedent(f"""\
+        search_space: nasbench201
+        dataset: cifar10
+        optimizer: nasi
+        seed: 1
+        out_dir: {tmp_path / 'run'}
+        search: {{epochs: 1, steps: 1, batch_size: 4, channels: 4, cells: 1, data: gaussian, progress: false}}
+        """))
+    assert main(["naslib-run", "--config-file", str(config), "--benchmark", str(truth)]) == 0
+    result = json.loads((tmp_path / "run/nasbench201/cifar10/nasi/1/naslib_run.json").read_text())
+    assert result["accuracy_source"] == truth.name and 0 < result["test_accuracy"] < 100
+    assert get_space("nasbench201").to_string(result["arch"]) == result["arch_str"]
+    config.write_text("search_space: nasbench201\ndataset: cifar10\noptimizer: nasi\nseed: 0\nout_dir: x\n")
+    assert main(["naslib-run", "--config-file", str(config)]) == 2
+
+
+def test_adapter_without_naslib_fails_with_one_clear_message():
+    """Blocks `naslib` in a fresh interpreter; the rest of the package must keep working there."""
+    script = textwrap.dedent("""\
+        import sys
+        sys.modules["naslib"] = None  # as if NASLib were not installed
+        try:
+            import naslib_plugins.naslib_adapter
+        except ImportError as e:
+            print("IMPORT", e)
+        from naslib_plugins.cli import main
+        from naslib_plugins.predictors import get_predictor
+        print("PREDICTOR", get_predictor("zico").batches)
+        print("CLI", main(["naslib-run", "--config-file", "x.yaml"]))
+        """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    lines = out.stdout.splitlines()
+    assert any(line.startswith("IMPORT ") and "needs NASLib" in line and "PYTHONPATH" in line for line in lines), out
+    assert "PREDICTOR 2" in lines and "CLI 2" in lines
+    errors = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("naslib-plugins: error:") and "needs NASLib" in errors[0]

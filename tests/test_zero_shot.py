@@ -1,0 +1,266 @@
+"""Zero-shot searches (zc-evolution, zc-random), NASWOT and the rank-aggregation ensemble."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+from scipy import stats
+
+from naslib_plugins.cli import main
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import UserError
+from naslib_plugins.optimizers import OPTIMIZERS
+from naslib_plugins.optimizers import zero_shot
+from naslib_plugins.predictors import get_predictor
+from naslib_plugins.spaces import get_space
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """Count real predictor calls per architecture hash, and make `params` the fitness (exact, fast)."""
+    calls: dict[str, int] = {}
+    real = zero_shot.score_architecture
+
+    def spy(space, arch, *args, **kwargs):
+        key = space.hash(arch)
+        calls[key] = calls.get(key, 0) + 1
+        return real(space, arch, *args, **kwargs)
+
+    monkeypatch.setattr(zero_shot, "score_architecture", spy)
+    return calls
+
+
+def _batches():
+    return BatchSource("cifar10", batch_size=2, seed=0, data="gaussian")
+
+
+def test_evolution_never_rescores_and_spends_exactly_the_budget(counted):
+    space = get_space("nasbench201")
+    opt = OPTIMIZERS.get("zc-evolution")(predictor="params", budget=30, population=8, sample_size=4)
+    outcome = opt.search(space, "cifar10", _batches(), seed=3, progress=False)
+    assert len(counted) == 30 and set(counted.values()) == {1}
+    assert outcome.trace["predictor_calls"] == 30
+    assert outcome.trace["mutations"] >= 30 - 8
+    # the result is the best architecture ever scored (params: the most parameters)
+    best = max(outcome.trace["top10"], key=lambda row: row[1])
+    assert space.to_string(outcome.arch) == best[0]
+    assert space.hash(space.parse(outcome.arch)) in counted
+
+
+def test_evolution_improves_on_its_initial_population():
+    space = get_space("nasbench201")
+    opt = OPTIMIZERS.get("zc-evolution")(predictor="params", budget=60, population=10, sample_size=5)
+    rng = np.random.default_rng(0)
+    initial = [space.sample(rng) for _ in range(10)]  # the same draws the search starts from
+    params = get_predictor("params")
+    start_best = max(params.score(space.build_model(a, "cifar10"), _batches(), None) for a in initial)
+    outcome = opt.search(space, "cifar10", _batches(), seed=0, progress=False)
+    assert outcome.trace["best_score"] > start_best
+
+
+def test_random_search_keeps_the_best_of_its_budget(counted):
+    space = get_space("nasbench201")
+    opt = OPTIMIZERS.get("zc-random")(predictor="params", budget=12)
+    outcome = opt.search(space, "cifar10", _batches(), seed=1, progress=False)
+    assert len(counted) == 12
+    scores = [row[1] for row in outcome.trace["top10"]]
+    assert outcome.trace["best_score"] == max(scores) and scores == sorted(scores, reverse=True)
+
+
+def test_same_seed_same_search_other_seed_other_path():
+    space = get_space("nasbench201")
+    opt = OPTIMIZERS.get("zc-evolution")(predictor="params", budget=20, population=6, sample_size=3)
+    a = opt.search(space, "cifar10", _batches(), seed=5, progress=False)
+    b = opt.search(space, "cifar10", _batches(), seed=5, progress=False)
+    c = opt.search(space, "cifar10", _batches(), seed=6, progress=False)
+    timing = ("predictor_seconds",)
+    assert a.arch == b.arch
+    assert {k: v for k, v in a.trace.items() if k not in timing} == {k: v for k, v in b.trace.items() if k not in timing}
+    assert a.trace["top10"] != c.trace["top10"]
+
+
+def test_exhausted_space_stops_with_a_warning(monkeypatch):
+    space = get_space("nasbench201")
+    monkeypatch.setattr(zero_shot, "MAX_STALE_PROPOSALS", 50)
+    monkeypatch.setattr(space, "sample", lambda rng: (0, 0, 0, 0, 0, int(rng.integers(2))))
+    opt = OPTIMIZERS.get("zc-random")(predictor="params", budget=5)
+    outcome = opt.search(space, "cifar10", _batches(), seed=0, progress=False)
+    assert outcome.trace["predictor_calls"] == 2
+    assert "ran out of new architectures" in outcome.trace["warnings"][0]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"budget": 0}, "budget must be a positive integer"),
+    ({"population": 10, "sample_size": 11}, "cannot exceed the population"),
+    ({"budget": 5, "population": 8, "sample_size": 2}, "cannot exceed the budget"),
+    ({"predictor": "zicoo"}, "unknown predictor 'zicoo'"),
+])
+def test_bad_evolution_options(kwargs, message):
+    with pytest.raises(UserError, match=message):
+        OPTIMIZERS.get("zc-evolution")(**kwargs)
+
+
+def test_search_cli_writes_the_schema(tmp_path, shared_data, capsys):
+    bench = shared_data / "nasbench201" / "nb201_all_15625.csv"
+    argv = ["search", "--optimizer", "zc-evolution", "--predictor", "params", "--budget", "12", "--population",
+            "4", "--sample-size", "2", "--seeds", "0-1", "--data", "gaussian", "--batch-size", "2",
+            "--benchmark", str(bench), "--out", str(tmp_path)]
+    assert main(argv) == 0
+    result = json.loads((tmp_path / "search.json").read_text())
+    assert result["optimizer"] == "zc-evolution" and result["config"]["budget"] == 12
+    assert [r["seed"] for r in result["runs"]] == [0, 1]
+    for run in result["runs"]:
+        assert set(run) >= {"seed", "arch", "arch_str", "test_accuracy", "val_accuracy", "search_seconds"}
+        assert 0 < run["test_accuracy"] < 100
+    assert result["mean_test_accuracy"] == pytest.approx(np.mean([r["test_accuracy"] for r in result["runs"]]))
+    assert main(argv + ["--budget", "13"]) == 2  # resuming with other settings is refused
+    assert "other settings" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- nwot
+
+
+def test_nwot_equals_the_log_det_of_the_hamming_kernel():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(12, 9), nn.ReLU(), nn.Linear(9, 7), nn.ReLU(), nn.Linear(7, 3))
+    batches = BatchSource("cifar10", batch_size=5, seed=0, data="gaussian", resolution=2)
+    x, _ = batches.batch(0)
+    h1 = model[1](model[0](x))
+    h2 = model[3](torch.relu(h1))
+    codes = torch.cat([h1 > 0, h2 > 0], dim=1).double()
+    hamming = (codes[:, None, :] != codes[None, :, :]).sum(-1).double()
+    expected = torch.linalg.slogdet(codes.shape[1] - hamming)[1]
+    assert get_predictor("nwot").score(model, batches, None) == pytest.approx(float(expected), rel=1e-12)
+
+
+def test_nwot_reports_identical_codes_as_non_finite():
+    model = nn.Sequential(nn.Flatten(), nn.Linear(12, 4), nn.ReLU(), nn.Linear(4, 2))
+    with torch.no_grad():
+        model[1].weight.zero_()
+        model[1].bias.fill_(1.0)  # every sample gets the same code: K is singular
+    batches = BatchSource("cifar10", batch_size=4, seed=0, data="gaussian", resolution=2)
+    assert math.isinf(get_predictor("nwot").score(model, batches, None))
+
+
+# --------------------------------------------------------------------------- ensemble
+
+
+def test_ensemble_is_the_sum_of_log_normalised_ranks():
+    ens = get_predictor("ensemble", components="zico,params")
+    columns = {"zico": [3.0, 1.0, 2.0, 5.0], "params": [0.1, 0.4, 0.2, 0.3]}
+    values, reasons = ens.combine(columns)
+    expected = np.log(stats.rankdata(columns["zico"]) / 4) + np.log(stats.rankdata(columns["params"]) / 4)
+    assert values == pytest.approx(expected.tolist()) and reasons == [None] * 4
+
+
+def test_ensemble_drops_architectures_a_component_failed_on():
+    ens = get_predictor("ensemble", components="zico,params")
+    values, reasons = ens.combine({"zico": [3.0, None, 2.0], "params": [0.1, 0.4, float("nan")]})
+    assert values[1] is None and values[2] is None and values[0] == pytest.approx(0.0)
+    assert reasons == [None, "component zico failed", "component params failed"]
+
+
+@pytest.mark.parametrize("components, message", [("zico", "two or more distinct"), ("zico,zico", "two or more"),
+                                                 ("zico,ensemble", "itself a set-level")])
+def test_bad_ensembles(components, message):
+    with pytest.raises(UserError, match=message):
+        get_predictor("ensemble", components=components)
+
+
+def test_ensemble_cannot_score_one_architecture(capsys):
+    assert main(["score", "--predictors", "ensemble", "--data", "gaussian"]) == 2
+    assert "ranks a whole set" in capsys.readouterr().err
+
+
+def test_correlate_reuses_earlier_scores_and_adds_the_ensemble(tmp_path, shared_data, capsys):
+    bench = shared_data / "nasbench201" / "nb201_all_15625.csv"
+    common = ["correlate", "--n-archs", "5", "--seed", "0", "--batch-size", "2", "--data", "gaussian",
+              "--benchmark", str(bench)]
+    assert main(common + ["--predictors", "params,flops", "--out", str(tmp_path / "a")]) == 0
+    first = json.loads((tmp_path / "a" / "correlation.json").read_text())
+    argv = common + ["--predictors", "ensemble", "--ensemble-components", "params,flops,synflow",
+                     "--scores-from", str(tmp_path / "a"), "--out", str(tmp_path / "b")]
+    assert main(argv) == 0
+    assert "reused from earlier runs: params, flops; scoring now: synflow" in capsys.readouterr().err
+    second = json.loads((tmp_path / "b" / "correlation.json").read_text())
+    assert list(second["predictors"]) == ["params", "flops", "synflow", "ensemble"]
+    assert second["predictors"]["params"] == first["predictors"]["params"]
+    header = json.loads((tmp_path / "b" / "scores.jsonl").read_text().splitlines()[0])["header"]
+    assert header["predictors"] == ["synflow"]
+    assert second["set_level"]["ensemble"]["components"] == ["params", "flops", "synflow"]
+    # scores made with other data settings are refused, naming the difference
+    assert main(argv[:6] + ["4"] + argv[7:]) == 2
+    assert "other settings" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- zc-pt
+
+
+class _CountConv3:
+    """A stand-in predictor: on the supernet, the total mixing weight of nor_conv_3x3 over the
+    edges, so removing conv3 lowers the score most on every edge; 0 on stand-alone networks.
+    Records every edge's weights it was shown."""
+
+    def __init__(self):
+        self.seen = []
+
+    def score(self, model, batches, loss_fn):
+        weights = getattr(model, "weights", None)
+        if weights is None:
+            return 0.0
+        self.seen.append([w.clone() for w in weights])
+        return float(sum(w[2] for w in weights))
+
+
+def test_zc_pt_masks_one_op_at_a_time_and_keeps_the_most_important(monkeypatch):
+    from naslib_plugins.optimizers import zc_pt
+
+    fake = _CountConv3()
+    monkeypatch.setattr(zc_pt, "get_predictor", lambda name: fake)
+    opt = OPTIMIZERS.get("zc-pt")(predictor="nasi", pool=2, validate_rounds=1, channels=2, cells=1)
+    outcome = opt.search(get_space("nasbench201"), "cifar10", _batches(), seed=0, progress=False)
+    assert outcome.arch == (2,) * 6 and outcome.trace["predictor_calls"] == 2 * 6 * 5 + 1
+    first_pass = fake.seen[:30]
+    edges = outcome.trace["passes"][0]["edge_order"]
+    assert sorted(edges) == list(range(6))
+    for step, weights in enumerate(first_pass):
+        edge, op = edges[step // 5], step % 5
+        expected = torch.full((5,), 0.2)
+        expected[op] = 0.0
+        assert torch.equal(weights[edge], expected)
+        for done in edges[: step // 5]:  # edges fixed earlier in the pass are one-hot on conv3
+            assert torch.equal(weights[done], torch.nn.functional.one_hot(torch.tensor(2), 5).float())
+        for later in edges[step // 5 + 1:]:  # the rest stay near uniform (alpha = 1e-3 randn)
+            assert torch.allclose(weights[later], torch.full((5,), 0.2), atol=1e-3)
+
+
+def test_zc_pt_returns_a_valid_architecture_and_repeats_with_its_seed():
+    space = get_space("nasbench201")
+    opt = OPTIMIZERS.get("zc-pt")(predictor="nwot", pool=2, validate_rounds=2, channels=2, cells=1)
+    a = opt.search(space, "cifar10", BatchSource("cifar10", batch_size=4, seed=0, data="gaussian"), seed=1,
+                   progress=False)
+    b = opt.search(space, "cifar10", BatchSource("cifar10", batch_size=4, seed=0, data="gaussian"), seed=1,
+                   progress=False)
+    assert space.parse(a.arch) == a.arch and a.arch == b.arch and a.trace == b.trace
+    assert a.trace["predictor_calls"] == 2 * 30 + 2 * len(a.trace["candidates"])
+    with pytest.raises(UserError, match="nasbench201 only"):
+        opt.check(get_space("mlp_act_skip"), "digits")
+    with pytest.raises(UserError, match="unknown zc-pt edge order"):
+        OPTIMIZERS.get("zc-pt")(edge_order="sideways")
+
+
+def test_soft_mixture_is_the_weighted_sum_of_the_ops():
+    from naslib_plugins.optimizers.supernets import NB201MixedEdge
+
+    torch.manual_seed(0)
+    edge = NB201MixedEdge(3).train()
+    x = torch.randn(2, 3, 5, 5)
+    w = torch.tensor([0.1, 0.3, 0.2, 0.0, 0.4])
+    expected = sum(w[int(k)] * op(x) for k, op in edge.ops.items())
+    assert torch.allclose(edge(x, w, chosen=4), expected, atol=1e-6)
+    one_hot = torch.nn.functional.one_hot(torch.tensor(2), 5).float()
+    assert torch.equal(edge(x, one_hot, chosen=2), edge.ops["2"](x))
