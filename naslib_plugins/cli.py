@@ -19,19 +19,10 @@ def _names(text: str) -> list[str]:
 
 
 def _batches(args: argparse.Namespace, dataset: str):
-    from naslib_plugins.data.batches import BatchSource
-    from naslib_plugins.data.tasks import TASKS, TaskBatchSource
+    from naslib_plugins.data.sources import make_batches
 
-    if dataset == "digits":
-        from naslib_plugins.data.digits import DigitsBatchSource
-
-        return DigitsBatchSource(batch_size=args.batch_size, seed=args.seed, labels=args.labels or "true",
-                                 data=args.data)
-    if dataset in TASKS:  # TransNAS-Bench-101: no Taskonomy labels here, only synthetic targets
-        return TaskBatchSource(dataset, batch_size=args.batch_size, seed=args.seed, labels=args.labels or "random",
-                               data=args.data, images=args.images, resolution=getattr(args, "resolution", None))
-    return BatchSource(dataset, batch_size=args.batch_size, seed=args.seed, labels=args.labels or "true",
-                       data=args.data, images=args.images)
+    return make_batches(dataset, batch_size=args.batch_size, seed=args.seed, labels=args.labels, data=args.data,
+                        images=getattr(args, "images", None), resolution=getattr(args, "resolution", None))
 
 
 def _benchmark(args: argparse.Namespace, space: str, dataset: str) -> Path:

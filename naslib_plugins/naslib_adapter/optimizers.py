@@ -11,7 +11,6 @@ Options come from `config.search`: the keys named like our optimizer's parameter
 """
 from __future__ import annotations
 
-import argparse
 import math
 
 import torch
@@ -19,7 +18,7 @@ from naslib.optimizers.core.metaclasses import MetaOptimizer
 from naslib.search_spaces.core.graph import Graph
 from naslib.search_spaces.core.query_metrics import Metric
 
-from naslib_plugins.cli import _batches  # the `search` command's data options, read the same way
+from naslib_plugins.data.sources import make_batches
 from naslib_plugins.errors import UserError
 from naslib_plugins.naslib_adapter.converters import to_graph
 from naslib_plugins.optimizers import OPTIMIZERS, SearchOutcome
@@ -61,7 +60,7 @@ class PluginOptimizer(MetaOptimizer):
             raise UserError(f"{self.plugin}: call adapt_search_space(search_space) before the search")
         if self.outcome is not None:
             return
-        batches = _batches(argparse.Namespace(seed=self.seed, **self.data_options), self.dataset)
+        batches = make_batches(self.dataset, seed=self.seed, **self.data_options)
         self.outcome = self.optimizer.search(self.space, self.dataset, batches, self.seed, progress=self.progress)
         self._result.arch = to_graph(self.outcome.arch, self.search_space)
 
