@@ -9,8 +9,6 @@ import shlex
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from naslib_plugins.errors import UserError
 
 
@@ -113,22 +111,57 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    """Score the named architectures (or a seeded random sample) and print one JSON line each."""
-    from naslib_plugins.benchmarks.scoring import make_predictors, score_stream
+    """Score the named architectures, every one (--all) or a seeded random sample of distinct ones;
+    one JSON line each on stdout, or streamed into a resumable score log with --out."""
+    from naslib_plugins.benchmarks.scoring import (ScoreLog, check_backend, distinct_sample, make_predictors,
+                                                   ray_session, score_into_log, score_stream)
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import get_space
 
     space = get_space(args.space)
     dataset = space.check_dataset(args.dataset)
     predictors = make_predictors([PREDICTORS.canonical(n) for n in _names(args.predictors)])
+    if args.arch and args.all:
+        raise UserError("--arch and --all exclude each other")
+    # every check runs before the log is opened, so bad input leaves no file behind
     if args.arch:
-        archs = [space.parse(a) for a in args.arch]  # all malformed input fails before any work
+        parsed = [space.parse(a) for a in args.arch]
+        archs = list({space.hash(a): a for a in parsed}.values())
+        selection = [space.hash(a) for a in archs]
+    elif args.all:
+        try:
+            archs = list(space.all())
+        except NotImplementedError:
+            raise UserError(f"--all: space {space.name!r} cannot list its architectures; use --n-archs N") from None
+        selection = "all"
     else:
-        rng = np.random.default_rng(args.seed)
-        archs = [space.sample(rng) for _ in range(args.n_archs)]
+        archs = distinct_sample(space, args.n_archs, args.seed)
+        selection = f"random {args.n_archs}"
+    check_backend(args.backend, args.workers)
+    if args.address and args.backend != "ray":
+        raise UserError("--address needs --backend ray")
+    if (args.resume or args.restart) and not args.out:
+        raise UserError("--resume and --restart need --out FILE.jsonl")
+    if args.resume and args.restart:
+        raise UserError("--resume and --restart exclude each other")
     batches = _batches(args, dataset)
-    for record in score_stream(space, archs, dataset, predictors, batches, args.seed, workers=args.workers):
-        print(json.dumps(record, sort_keys=True), flush=True)
+    if not args.out:
+        for record in score_stream(space, archs, dataset, predictors, batches, args.seed, workers=args.workers,
+                                   backend=args.backend, address=args.address):
+            print(json.dumps(record, sort_keys=True), flush=True)
+        return 0
+    out = Path(args.out)
+    if out.exists() and not (args.resume or args.restart):
+        raise UserError(f"{out} exists: pass --resume to continue it or --restart to overwrite it")
+    settings = {"space": space.name, "dataset": dataset, "predictors": list(predictors), "seed": args.seed,
+                "batch_size": batches.batch_size, "labels": batches.labels, "data": batches.data,
+                "selection": selection}
+    with ray_session(args.backend, args.address, args.workers), ScoreLog(out, settings, resume=args.resume) as log:
+        skipped = score_into_log(log, space, archs, dataset, predictors, batches, args.seed, workers=args.workers,
+                                 backend=args.backend, address=args.address, desc=f"{space.name}/{dataset}")
+        failed = sum("failed" in r["status"].values() for r in log.records.values())
+    print(f"{out}: {len(archs)} architectures ({skipped} already there), {failed} with a failed predictor",
+          file=sys.stderr)
     return 0
 
 
@@ -286,12 +319,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_args(p)
     p.set_defaults(func=cmd_agreement)
 
-    p = sub.add_parser("score", help="score given architectures, one JSON line each")
+    p = sub.add_parser("score", help="score architectures: JSON lines on stdout or a resumable --out log")
     p.add_argument("--space", default="nasbench201")
     p.add_argument("--dataset", default="cifar10")
     p.add_argument("--predictors", default="nasi,zico,snip,grasp,synflow,params,flops")
     p.add_argument("--arch", action="append", help="an architecture encoding (repeatable)")
-    p.add_argument("--n-archs", type=int, default=1, help="random architectures when no --arch is given")
+    p.add_argument("--n-archs", type=int, default=1, help="distinct random architectures when no --arch is given")
+    p.add_argument("--all", action="store_true", help="every architecture of the space (spaces that can list them)")
+    p.add_argument("--out", help="append records to this JSONL score log (settings in its header line)")
+    p.add_argument("--resume", action="store_true", help="continue an existing --out, skipping what it holds")
+    p.add_argument("--backend", default="local", help="local (process pool) | ray")
+    p.add_argument("--address", help="ray: the cluster to join (default: start a local one with --workers CPUs)")
     _add_data_args(p)
     p.set_defaults(func=cmd_score)
 

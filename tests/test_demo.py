@@ -4,7 +4,6 @@ from __future__ import annotations
 import csv
 import json
 
-import pytest
 
 from naslib_plugins.benchmarks import minibench
 from naslib_plugins.benchmarks.ground_truth import default_benchmark, load_ground_truth

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from naslib_plugins.benchmarks.correlation import correlations
 from naslib_plugins.benchmarks.ground_truth import GroundTruth
-from naslib_plugins.benchmarks.scoring import ScoreLog, make_predictors, read_score_log, score_stream
+from naslib_plugins.benchmarks.scoring import ScoreLog, make_predictors, read_score_log, score_into_log
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.predictors import PREDICTORS, Predictor, get_predictor
@@ -44,13 +43,8 @@ def score_keys(
     """Score every key not already in the log; returns {hash: record} for all keys."""
     predictors = make_predictors(predictor_names)
     with ScoreLog(log_path, settings, resume=resume) as log:
-        todo = [k for k in keys if k not in log.records]
-        if len(todo) < len(keys):
-            print(f"resuming: {len(keys) - len(todo)} of {len(keys)} already scored in {log_path}", file=sys.stderr)
-        stream = score_stream(space, todo, dataset, predictors, batches, seed, workers=workers)
-        for record in tqdm(stream, total=len(todo), desc=desc, unit="arch", file=sys.stderr,
-                           dynamic_ncols=True, mininterval=2.0):
-            log.add(record)
+        # keys are the space's hashes, which every space parses back
+        score_into_log(log, space, keys, dataset, predictors, batches, seed, workers=workers, desc=desc)
         return {k: log.records[k] for k in keys}
 
 

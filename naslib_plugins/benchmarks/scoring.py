@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+import numpy as np
 import torch
 
 from naslib_plugins.data.batches import BatchSource
@@ -153,12 +156,41 @@ class ScoreLog:
         self.close()
 
 
-def _worker_init() -> None:
+# what every job of a run shares (space, dataset, predictors, batches, seed, model kwargs), sent to
+# each worker once rather than with every architecture, so a worker keeps its loaded images and batches
+_context: tuple | None = None
+
+
+def _worker_init(context: tuple) -> None:
+    global _context
     torch.set_num_threads(1)  # two workers x two threads on two cores is ~5x slower (pitfalls)
+    _context = context
 
 
-def _score_job(args: tuple) -> dict:
-    return score_architecture(*args)
+def _score_one(arch: Any) -> dict:
+    return score_architecture(_context[0], arch, *_context[1:])
+
+
+def _score_chunk(context: tuple, archs: list) -> list[dict]:
+    """One Ray task: a chunk of architectures scored in the task's process."""
+    torch.set_num_threads(1)
+    return [score_architecture(context[0], arch, *context[1:]) for arch in archs]
+
+
+BACKENDS = ("local", "ray")
+
+
+def check_backend(backend: str, workers: int) -> None:
+    """Fails before anything is written: an unknown backend, no workers, or Ray not installed."""
+    if backend not in BACKENDS:
+        raise UserError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+    if workers < 1:
+        raise UserError(f"workers must be at least 1, got {workers}")
+    if backend == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise UserError("--backend ray needs Ray: pip install 'naslib-plugins[ray]'") from None
 
 
 def score_stream(
@@ -170,15 +202,111 @@ def score_stream(
     seed: int,
     workers: int = 1,
     model_kwargs: dict | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    chunk_size: int = 8,
 ) -> Iterator[dict]:
-    """Records as they finish (completion order when workers > 1)."""
-    if workers <= 1:
-        for arch in archs:
-            yield score_architecture(space, arch, dataset, predictors, batches, seed, model_kwargs)
-        return
+    """Records as they finish (completion order when workers > 1 or on Ray). `backend="ray"`
+    sends chunks of `chunk_size` architectures as Ray tasks to the cluster at `address`, or to a
+    local instance started with `workers` CPUs when `address` is None."""
+    check_backend(backend, workers)
+    context = (space, dataset, predictors, batches, seed, model_kwargs)
+    if backend == "ray":
+        if chunk_size < 1:
+            raise UserError(f"chunk size must be at least 1, got {chunk_size}")
+        return _ray_stream(context, archs, workers, address, chunk_size)
+    if workers == 1:
+        return (score_architecture(space, arch, dataset, predictors, batches, seed, model_kwargs) for arch in archs)
+    return _pool_stream(context, archs, workers)
+
+
+def _pool_stream(context: tuple, archs: list, workers: int) -> Iterator[dict]:
     import multiprocessing as mp
 
-    ctx = mp.get_context("spawn")
-    jobs = [(space, arch, dataset, predictors, batches, seed, model_kwargs) for arch in archs]
-    with ctx.Pool(workers, initializer=_worker_init) as pool:
-        yield from pool.imap_unordered(_score_job, jobs)
+    with mp.get_context("spawn").Pool(workers, initializer=_worker_init, initargs=(context,)) as pool:
+        yield from pool.imap_unordered(_score_one, archs)
+
+
+@contextmanager
+def ray_session(backend: str, address: str | None, workers: int) -> Iterator[None]:
+    """Connected to Ray for the block when the backend is Ray: to the cluster at `address`, or a
+    local instance with `workers` CPUs, shut down afterwards; a session already open is reused."""
+    if backend != "ray":
+        yield
+        return
+    import ray
+
+    if ray.is_initialized():
+        yield
+        return
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline machines: no usage report
+    try:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    except (ConnectionError, TimeoutError) as e:
+        raise UserError(f"cannot reach the Ray cluster at {address}: {e}") from None
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _ray_stream(context: tuple, archs: list, workers: int, address: str | None, chunk_size: int) -> Iterator[dict]:
+    import ray
+
+    with ray_session("ray", address, workers):
+        shared = ray.put(context)
+        task = ray.remote(num_cpus=1)(_score_chunk)
+        pending = [task.remote(shared, archs[i:i + chunk_size]) for i in range(0, len(archs), chunk_size)]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield from ray.get(done[0])
+
+
+def distinct_sample(space: SearchSpace, n: int, seed: int) -> list:
+    """n different architectures drawn with the seed, in draw order."""
+    if n < 1:
+        raise UserError(f"--n-archs must be at least 1, got {n}")
+    rng = np.random.default_rng(seed)
+    out: dict[str, Any] = {}
+    misses = 0
+    while len(out) < n:
+        arch = space.sample(rng)
+        key = space.hash(arch)
+        if key in out:
+            misses += 1
+            if misses > 100 * n:  # repeats this many times over: the space has fewer than n
+                raise UserError(f"{space.name} has fewer than {n} distinct architectures reachable by sampling")
+            continue
+        out[key] = arch
+    return list(out.values())
+
+
+def score_into_log(
+    log: ScoreLog,
+    space: SearchSpace,
+    archs: list,
+    dataset: str,
+    predictors: dict[str, Predictor],
+    batches: BatchSource,
+    seed: int,
+    workers: int = 1,
+    backend: str = "local",
+    address: str | None = None,
+    desc: str = "scoring",
+) -> int:
+    """Score the architectures the log lacks, appending each record as it arrives; returns how
+    many were already there."""
+    from tqdm import tqdm
+
+    todo = [a for a in archs if space.hash(a) not in log.records]
+    if len(todo) < len(archs):
+        print(f"resuming: {len(archs) - len(todo)} of {len(archs)} already scored in {log.path}", file=sys.stderr)
+    stream = score_stream(space, todo, dataset, predictors, batches, seed, workers=workers, backend=backend,
+                          address=address)
+    for record in tqdm(stream, total=len(todo), desc=desc, unit="arch", file=sys.stderr,
+                       dynamic_ncols=True, mininterval=2.0):
+        log.add(record)
+    return len(archs) - len(todo)
