@@ -266,15 +266,9 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
 
 def _load_config(path: str, parser: argparse.ArgumentParser) -> dict:
     """YAML keys are the command's long options (dashes or underscores); unknown keys are errors."""
-    import yaml
+    from naslib_plugins.config import read_yaml
 
-    try:
-        with open(path) as f:
-            data = yaml.safe_load(f) or {}
-    except OSError as e:
-        raise UserError(f"config file {path}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise UserError(f"config file {path}: not valid YAML ({e})") from None
+    data = read_yaml(path) or {}
     if not isinstance(data, dict):
         raise UserError(f"config file {path}: expected a mapping of option: value")
     known = {a.dest for a in parser._actions}

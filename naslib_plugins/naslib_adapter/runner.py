@@ -6,7 +6,6 @@ import json
 import logging
 from pathlib import Path
 
-import yaml
 from fvcore.common.config import CfgNode
 from naslib import utils
 from naslib.defaults.trainer import Trainer
@@ -14,6 +13,7 @@ from naslib.search_spaces import get_search_space
 from naslib.utils import get_dataset_api, setup_logger
 
 from naslib_plugins.benchmarks.ground_truth import default_benchmark
+from naslib_plugins.config import read_yaml
 from naslib_plugins.errors import UserError
 from naslib_plugins.naslib_adapter.converters import from_graph
 from naslib_plugins.naslib_adapter.optimizers import make_optimizer
@@ -26,12 +26,7 @@ REQUIRED = {"search_space": str, "dataset": str, "optimizer": str, "seed": int, 
 def load_config(path: str | Path) -> CfgNode:
     """The config, checked, with `search.seed`, `save` and `data` set and the output folders made
     as NASLib's `get_config_from_args` does."""
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as e:
-        raise UserError(f"config file {path}: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        raise UserError(f"config file {path}: not valid YAML ({e})") from None
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise UserError(f"config file {path}: expected NASLib's layout, a mapping with {', '.join(REQUIRED)}")
     for key, kind in REQUIRED.items():
