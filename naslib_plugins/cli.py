@@ -346,7 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tau", type=float, default=1.0, help="Gumbel-softmax temperature")
     p.add_argument("--xi", type=float, default=1.0, help="step size: ||Delta|| <= xi")
     p.add_argument("--channels", type=int, default=16, help="nasi / zc-pt: supernet width C")
-    p.add_argument("--cells", type=int, default=5, help="nasi / zc-pt: supernet cells per stage N")
+    p.add_argument("--cells", type=int, default=5, help="nasi / zc-pt: supernet cells per stage N "
+                   "(DARTS: N normal cells per stage, 3N + 2 in all; its search network is N = 2)")
     p.add_argument("--predictor", default="zico", help="zc-evolution / zc-random / zc-pt: the score searched on")
     p.add_argument("--budget", type=int, default=1000, help="zc-evolution / zc-random: architectures scored")
     p.add_argument("--population", type=int, default=64, help="zc-evolution: population size P")

@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -108,11 +109,22 @@ def test_yaml_config_supplies_defaults_and_flags_override(tmp_path, shared_data)
 
 
 def test_shipped_configs_are_valid():
-    from pathlib import Path
-
     from naslib_plugins.cli import _load_config, build_parser
 
     parser = build_parser()
-    for path in sorted(Path(__file__).resolve().parents[1].joinpath("configs").glob("correlate_*.yaml")):
+    for path in [p for p in _config_paths() if p.name.startswith("correlate_")]:
         options = _load_config(str(path), parser.subcommands["correlate"])
         assert options["space"] in ("nasbench201",) and options["n_archs"] > 0
+    from naslib_plugins.optimizers import OPTIMIZERS
+    from naslib_plugins.spaces import get_space
+
+    searches = [p for p in _config_paths() if not p.name.startswith("correlate_")]
+    assert searches
+    for path in searches:
+        options = _load_config(str(path), parser.subcommands["search"])
+        OPTIMIZERS.get(options["optimizer"])
+        get_space(options["space"]).check_dataset(options["dataset"])
+
+
+def _config_paths():
+    return sorted(Path(__file__).resolve().parents[1].joinpath("configs").glob("*.yaml"))

@@ -247,7 +247,7 @@ def test_zc_pt_returns_a_valid_architecture_and_repeats_with_its_seed():
                    progress=False)
     assert space.parse(a.arch) == a.arch and a.arch == b.arch and a.trace == b.trace
     assert a.trace["predictor_calls"] == 2 * 30 + 2 * len(a.trace["candidates"])
-    with pytest.raises(UserError, match="nasbench201 only"):
+    with pytest.raises(UserError, match="nasbench201 and nasbench301 only"):
         opt.check(get_space("mlp_act_skip"), "digits")
     with pytest.raises(UserError, match="unknown zc-pt edge order"):
         OPTIMIZERS.get("zc-pt")(edge_order="sideways")
@@ -264,3 +264,75 @@ def test_soft_mixture_is_the_weighted_sum_of_the_ops():
     assert torch.allclose(edge(x, w, chosen=4), expected, atol=1e-6)
     one_hot = torch.nn.functional.one_hot(torch.tensor(2), 5).float()
     assert torch.equal(edge(x, one_hot, chosen=2), edge.ops["2"](x))
+
+
+class _DeepSep3:
+    """A stand-in predictor on the DARTS supernet: each edge adds its sep_conv_3x3 weight times
+    (1 + its input node), so removing sep_conv_3x3 lowers the score most on every edge and a node
+    loses its lowest-numbered inputs first; 0 on stand-alone networks."""
+
+    def __init__(self):
+        self.seen = []
+
+    def score(self, model, batches, loss_fn):
+        from naslib_plugins.optimizers.supernets import DARTS_EDGES
+
+        weights = getattr(model, "weights", None)
+        if weights is None:
+            return 0.0
+        self.seen.append([w.clone() for w in weights])
+        return float(sum(w[3] * (1 + DARTS_EDGES[e % 14][1]) for e, w in enumerate(weights)))
+
+
+def test_zc_pt_on_darts_fixes_ops_then_keeps_two_inputs_per_node(monkeypatch):
+    from naslib_plugins.optimizers import zc_pt
+
+    fake = _DeepSep3()
+    monkeypatch.setattr(zc_pt, "get_predictor", lambda name: fake)
+    space = get_space("nasbench301")
+    opt = OPTIMIZERS.get("zc-pt")(predictor="nwot", pool=1, validate_rounds=1, channels=2, cells=1)
+    outcome = opt.search(space, "cifar10", _batches(), seed=0, progress=False)
+    # node k keeps its two highest inputs k and k+1, every op sep_conv_3x3, in both cells
+    cell = tuple((j, 3) for k in range(4) for j in (k, k + 1))
+    assert outcome.arch == (cell, cell)
+    # 2 x 14 edges x 7 ops, then nodes of 3, 4, 5 inputs drop 1, 2, 3 edges: 3 + (4 + 3) + (5 + 4 + 3) per cell
+    assert outcome.trace["predictor_calls"] == 2 * 14 * 7 + 2 * 22 + 1
+    order = outcome.trace["passes"][0]["edge_order"]
+    assert sorted(order[0::2]) == list(range(14)) and sorted(order[1::2]) == list(range(14, 28))  # cells take turns
+    topology = fake.seen[2 * 14 * 7:]
+    for weights in topology:  # every op is fixed by then: one-hot or a removed (all-zero) edge
+        assert all(float(w.sum()) in (0.0, 1.0) for w in weights)
+    first = topology[0]
+    removed = [e for e, w in enumerate(first) if float(w.sum()) == 0.0]
+    assert len(removed) == 1  # one trial edge at a time
+    assert space.parse(outcome.arch) == outcome.arch
+
+
+def test_darts_mixed_edge_is_the_weighted_sum_and_all_zero_removes_it():
+    from naslib_plugins.optimizers.supernets import DartsMixedEdge
+
+    torch.manual_seed(0)
+    edge = DartsMixedEdge(4, stride=1).train()
+    x = torch.randn(2, 4, 6, 6)
+    w = torch.tensor([0.1, 0.0, 0.2, 0.3, 0.0, 0.4, 0.0])
+    expected = sum(w[k] * op(x) for k, op in enumerate(edge.ops) if w[k] != 0)
+    assert torch.allclose(edge(x, w), expected, atol=1e-6)
+    assert edge(x, torch.zeros(7)) is None
+
+
+def test_darts_supernet_runs_a_projected_genotype_and_leaves_removed_edges_out():
+    from naslib_plugins.optimizers.supernets import DartsSupernet
+
+    torch.manual_seed(0)
+    net = DartsSupernet(num_classes=10, C=2, N=1)
+    weights = [torch.softmax(1e-3 * torch.randn(7), dim=-1) for _ in net.groups]
+    weights[5] = torch.zeros(7)  # node 1 of the normal cell loses its edge from input 0
+    weights[14] = torch.nn.functional.one_hot(torch.tensor(3), 7).float()
+    out = net(torch.randn(2, 3, 8, 8), weights)
+    assert out.shape == (2, 10) and torch.isfinite(out).all()
+    out.sum().backward()
+    cells = list(net.cells)
+    normal, reduce = cells[0], cells[1]
+    assert all(p.grad is None for p in normal.edges[5].parameters())
+    assert all(p.grad is None for k, op in enumerate(reduce.edges[0].ops) if k != 3 for p in op.parameters())
+    assert any(p.grad is not None for p in reduce.edges[0].ops[3].parameters())

@@ -20,12 +20,21 @@ from naslib_plugins.data.datasets import dataset_info
 from naslib_plugins.errors import UserError
 from naslib_plugins.spaces import mlp_act_skip as mlp
 from naslib_plugins.spaces import nasbench201 as nb201
+from naslib_plugins.spaces import nasbench301 as nb301
 from naslib_plugins.spaces.base import SearchSpace
 
 
 class Supernet(nn.Module):
     space: str = ""
     groups: tuple[int, ...] = ()  # number of choices of each categorical
+    # Zero-Cost-PT's view: the edges whose ops are decided in one visiting order (one set per
+    # cell type, visited in turn), and the nodes that keep only two of their input edges
+    edge_sets: tuple[tuple[int, ...], ...] = ()
+    node_sets: tuple[tuple[tuple[int, ...], ...], ...] = ()
+
+    def arch_of(self, ops: dict[int, int], kept: dict[tuple[int, ...], list[int]]) -> Any:
+        """The architecture of op `ops[edge]` on every edge, each node keeping the edges `kept[node]`."""
+        raise NotImplementedError
 
     def choice_of(self, weights: Sequence[torch.Tensor]) -> list[int]:
         return [int(w.argmax()) for w in weights]
@@ -108,6 +117,7 @@ class NB201Supernet(Supernet):
 
     space = "nasbench201"
     groups = (nb201.NUM_OPS,) * nb201.NUM_EDGES
+    edge_sets = (tuple(range(nb201.NUM_EDGES)),)
 
     def __init__(self, num_classes: int = 10, C: int = 16, N: int = 5):
         super().__init__()
@@ -143,6 +153,115 @@ class NB201Supernet(Supernet):
 
     def decode(self, alpha: Sequence[torch.Tensor]) -> tuple[int, ...]:
         return tuple(int(a.argmax()) for a in alpha)  # ties go to the lower op index
+
+    def arch_of(self, ops: dict[int, int], kept: dict[tuple[int, ...], list[int]]) -> tuple[int, ...]:
+        return tuple(ops[e] for e in range(nb201.NUM_EDGES))
+
+
+# --------------------------------------------------------------------------- DARTS (NAS-Bench-301)
+
+# every (node, input) edge of a DARTS cell: node k reads inputs 0..k+1
+DARTS_EDGES = tuple((k, j) for k in range(nb301.NUM_NODES) for j in range(k + 2))
+
+
+class DartsMixedEdge(nn.Module):
+    """The seven NASLib DARTS ops of one edge (`none` is not an op of the compact genotype);
+    the ops of non-zero weight run, scaled by it. All weights 0 removes the edge (None)."""
+
+    def __init__(self, C: int, stride: int):
+        super().__init__()
+        self.ops = nn.ModuleList(nb301.make_op(op, C, stride) for op in range(nb301.NUM_OPS))
+
+    def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor | None:
+        out = None
+        for k, op in enumerate(self.ops):
+            if float(w[k]) != 0.0:
+                y = w[k] * op(x)
+                out = y if out is None else out + y
+        return out
+
+
+class DartsSuperCell(nn.Module):
+    def __init__(self, c_pp: int, c_p: int, C: int, reduction: bool, reduction_prev: bool):
+        super().__init__()
+        self.pre0 = nb301.FactorizedReduce(c_pp, C, affine=True) if reduction_prev else nb301.ReLUConvBN(c_pp, C)
+        self.pre1 = nb301.ReLUConvBN(c_p, C)
+        self.edges = nn.ModuleList(DartsMixedEdge(C, 2 if reduction and j < 2 else 1) for _, j in DARTS_EDGES)
+
+    def forward(self, s0: torch.Tensor, s1: torch.Tensor, weights: Sequence[torch.Tensor]) -> torch.Tensor:
+        states = [self.pre0(s0), self.pre1(s1)]
+        e = 0
+        for k in range(nb301.NUM_NODES):
+            out = None
+            for j in range(k + 2):
+                y = self.edges[e](states[j], weights[e])
+                e += 1
+                if y is not None:
+                    out = y if out is None else out + y
+            if out is None:
+                raise ValueError(f"DARTS supernet: every input edge of node {k} is removed")
+            states.append(out)
+        return torch.cat(states[2:], dim=1)
+
+
+class DartsSupernet(Supernet):
+    """The DARTS search network (NB301's skeleton as nasbench301.NB301Network: 3C stem, cells with
+    reductions at layers//3 and 2*layers//3, GAP, linear) with a mixed op on all 14 edges of each
+    cell. `N` normal cells per stage gives 3N + 2 cells (N = 2: DARTS's 8-cell search network).
+    Weights: 14 vectors over the 7 ops for the normal cells, then 14 for the reduction cells."""
+
+    space = "nasbench301"
+    groups = (nb301.NUM_OPS,) * (2 * len(DARTS_EDGES))
+    edge_sets = (tuple(range(len(DARTS_EDGES))), tuple(range(len(DARTS_EDGES), 2 * len(DARTS_EDGES))))
+    # node 0 reads exactly its two inputs; nodes 1..3 choose two of their 3..5
+    node_sets = tuple(
+        tuple(tuple(offset + e for e, (node, _) in enumerate(DARTS_EDGES) if node == k)
+              for k in range(1, nb301.NUM_NODES))
+        for offset in (0, len(DARTS_EDGES))
+    )
+
+    def __init__(self, num_classes: int = 10, C: int = 16, N: int = 2):
+        super().__init__()
+        layers = darts_layers(N)
+        c_stem = 3 * C
+        self.stem = nn.Sequential(nn.Conv2d(3, c_stem, 3, padding=1, bias=False), nn.BatchNorm2d(c_stem))
+        c_pp, c_p, c_curr = c_stem, c_stem, C
+        reduction_prev = False
+        cells, self.reductions = [], []
+        for i in range(layers):
+            reduction = i in (layers // 3, 2 * layers // 3)
+            if reduction:
+                c_curr *= 2
+            cells.append(DartsSuperCell(c_pp, c_p, c_curr, reduction, reduction_prev))
+            self.reductions.append(reduction)
+            reduction_prev = reduction
+            c_pp, c_p = c_p, nb301.NUM_NODES * c_curr
+        self.cells = nn.ModuleList(cells)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Linear(c_p, num_classes)
+
+    def forward(self, x: torch.Tensor, weights: Sequence[torch.Tensor]) -> torch.Tensor:
+        n = len(DARTS_EDGES)
+        normal, reduce = weights[:n], weights[n:]
+        s0 = s1 = self.stem(x)
+        for cell, reduction in zip(self.cells, self.reductions):
+            s0, s1 = s1, cell(s0, s1, reduce if reduction else normal)
+        return self.classifier(self.pool(s1).flatten(1))
+
+    def arch_of(self, ops: dict[int, int], kept: dict[tuple[int, ...], list[int]]) -> nb301.Arch:
+        cells = []
+        for offset in (0, len(DARTS_EDGES)):
+            pairs = []
+            for k in range(nb301.NUM_NODES):
+                node = tuple(offset + e for e, (n, _) in enumerate(DARTS_EDGES) if n == k)
+                for e in sorted(kept.get(node, node)):
+                    pairs.append((DARTS_EDGES[e - offset][1], ops[e]))
+            cells.append(tuple(pairs))
+        return nb301.check_compact(tuple(cells))
+
+
+def darts_layers(N: int) -> int:
+    return 3 * N + 2
 
 
 # --------------------------------------------------------------------------- mlp_act_skip
@@ -207,3 +326,25 @@ def build_supernet(space: SearchSpace, dataset: str, C: int, N: int) -> Supernet
     if space.name not in _BUILDERS:
         raise UserError(f"no supernet for search space {space.name!r}; supported: {', '.join(SUPPORTED_SPACES)}")
     return _BUILDERS[space.name](space, dataset, C, N)
+
+
+# Zero-Cost-PT's supernets take soft mixtures (no gradient), and its candidates are rebuilt as
+# stand-alone networks of the same width and depth
+_MIXED_BUILDERS: dict[str, Callable[[str, int, int], Supernet]] = {
+    "nasbench201": lambda dataset, C, N: NB201Supernet(dataset_info(dataset).num_classes, C=C, N=N),
+    "nasbench301": lambda dataset, C, N: DartsSupernet(dataset_info(dataset).num_classes, C=C, N=N),
+}
+MIXED_SPACES = tuple(_MIXED_BUILDERS)
+
+
+def build_mixed_supernet(space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
+    if space.name not in _MIXED_BUILDERS:
+        raise UserError(f"no mixed-op supernet for search space {space.name!r}; supported: {', '.join(MIXED_SPACES)}")
+    return _MIXED_BUILDERS[space.name](dataset, C, N)
+
+
+def build_standalone(space: SearchSpace, arch: Any, dataset: str, C: int, N: int) -> nn.Module:
+    """The stand-alone network of `arch` at the mixed supernet's width C and depth N."""
+    if space.name == "nasbench301":
+        return space.build_model(arch, dataset, C=C, layers=darts_layers(N))
+    return space.build_model(arch, dataset, C=C, N=N)

@@ -5,7 +5,11 @@ Propose (one pass): alpha = 1e-3 * randn on every edge, so the supernet's mixed 
 near uniform; edges are visited in a random order (or fixed / reverse); on an edge, each op in
 turn is masked out (its weight 0, the others 1 / #ops, as the authors' code does for zero-cost
 criteria) and the whole supernet is scored on a fresh mini-batch; the op whose removal gives the
-lowest score matters most and the edge is fixed to it. `pool` passes propose candidates.
+lowest score matters most and the edge is fixed to it. On DARTS the normal and the reduction
+cell's edges are visited in turn (as the authors' code does), then each node with more than two
+input edges drops, one at a time, the edge whose removal gives the highest score (it hurts the
+least) until two are left; a dropped edge stays dropped while the node's others are re-scored.
+`pool` passes propose candidates.
 Validate: each distinct candidate, built as a stand-alone network, is scored with the predictor
 on `validate_rounds` fresh mini-batches; the highest sum wins. No weight is trained.
 
@@ -27,7 +31,7 @@ from naslib_plugins.benchmarks.scoring import arch_seed
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
 from naslib_plugins.optimizers.base import Optimizer, SearchOutcome
-from naslib_plugins.optimizers.supernets import NB201Supernet, build_supernet
+from naslib_plugins.optimizers.supernets import MIXED_SPACES, Supernet, build_mixed_supernet, build_standalone
 from naslib_plugins.optimizers.zero_shot import _positive_int
 from naslib_plugins.predictors import PREDICTORS, get_predictor
 from naslib_plugins.spaces.base import SearchSpace
@@ -55,7 +59,7 @@ class _Offset:
 class _Mixed(nn.Module):
     """The supernet under fixed mixing weights, as a plain model for the predictors."""
 
-    def __init__(self, net: NB201Supernet, weights: list[torch.Tensor]):
+    def __init__(self, net: Supernet, weights: list[torch.Tensor]):
         super().__init__()
         self.net = net
         self.weights = weights
@@ -82,8 +86,13 @@ class ZeroCostPT(Optimizer):
         self.cells = _positive_int("zc-pt cells", cells)
 
     def check(self, space: SearchSpace, dataset: str) -> None:
-        if space.name != "nasbench201":
-            raise UserError(f"zc-pt has a supernet for nasbench201 only, not {space.name!r}")
+        if space.name not in MIXED_SPACES:
+            raise UserError(f"zc-pt has supernets for {' and '.join(MIXED_SPACES)} only, not {space.name!r}")
+
+    def _order(self, items: tuple, rng: np.random.Generator) -> list:
+        if self.edge_order == "random":
+            return [items[int(i)] for i in rng.permutation(len(items))]
+        return list(reversed(items)) if self.edge_order == "reverse" else list(items)
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
                progress: bool = True) -> SearchOutcome:
@@ -92,7 +101,7 @@ class ZeroCostPT(Optimizer):
         loss_fn = space.loss_fn(dataset)
         predictor = get_predictor(self.predictor)
         torch.manual_seed(seed)
-        net = build_supernet(space, dataset, self.channels, self.cells)
+        net = build_mixed_supernet(space, dataset, self.channels, self.cells)
         rng = np.random.default_rng(seed)
         n_ops = net.groups[0]
         calls = 0
@@ -111,19 +120,17 @@ class ZeroCostPT(Optimizer):
                 return math.nan
             return value
 
-        candidates: list[tuple[int, ...]] = []
+        # removing m, m-1, ..., 3 of a node's m edges in turn
+        drop_evals = sum(sum(range(3, len(node) + 1)) for nodes in net.node_sets for node in nodes)
+        candidates: list[Any] = []
         passes = []
-        bar = tqdm(total=self.pool * len(net.groups) * n_ops, desc=f"zc-pt seed {seed} propose", unit="eval",
-                   file=sys.stderr, dynamic_ncols=True, disable=not progress)
+        bar = tqdm(total=self.pool * (len(net.groups) * n_ops + drop_evals), desc=f"zc-pt seed {seed} propose",
+                   unit="eval", file=sys.stderr, dynamic_ncols=True, disable=not progress)
         offset = 0
         for _ in range(self.pool):
             alpha = torch.from_numpy(1e-3 * rng.standard_normal((len(net.groups), n_ops))).float()
             weights = [torch.softmax(a, dim=-1) for a in alpha]
-            edges = list(range(len(net.groups)))
-            if self.edge_order == "random":
-                edges = [int(e) for e in rng.permutation(edges)]
-            elif self.edge_order == "reverse":
-                edges.reverse()
+            edges = _interleave([self._order(s, rng) for s in net.edge_sets])
             decided: dict[int, int] = {}
             for edge in edges:
                 crit = []
@@ -137,7 +144,23 @@ class ZeroCostPT(Optimizer):
                 best = int(np.nanargmin(crit)) if not all(math.isnan(c) for c in crit) else 0
                 decided[edge] = best
                 weights[edge] = torch.nn.functional.one_hot(torch.tensor(best), n_ops).float()
-            arch = tuple(decided[e] for e in range(len(net.groups)))
+            kept: dict[tuple[int, ...], list[int]] = {}
+            nodes = _interleave([self._order(s, rng) for s in net.node_sets]) if net.node_sets else []
+            for node in nodes:
+                live = list(node)
+                while len(live) > 2:
+                    crit = []
+                    for e in live:
+                        trial = list(weights)
+                        trial[e] = torch.zeros(n_ops)
+                        crit.append(score(_Mixed(net, trial), offset))
+                        offset += STRIDE
+                        bar.update(1)
+                    drop = live[int(np.nanargmax(crit))] if not all(math.isnan(c) for c in crit) else live[-1]
+                    weights[drop] = torch.zeros(n_ops)
+                    live.remove(drop)
+                kept[node] = live
+            arch = net.arch_of(decided, kept)
             passes.append({"edge_order": edges, "arch": space.to_string(arch)})
             if arch not in candidates:
                 candidates.append(arch)
@@ -147,7 +170,7 @@ class ZeroCostPT(Optimizer):
         for arch in tqdm(candidates, desc=f"zc-pt seed {seed} validate", unit="arch", file=sys.stderr,
                          dynamic_ncols=True, disable=not progress):
             torch.manual_seed(arch_seed(seed, space.hash(arch)))
-            model = space.build_model(arch, dataset, C=self.channels, N=self.cells)
+            model = build_standalone(space, arch, dataset, self.channels, self.cells)
             # every candidate sees the same validation batches
             totals.append(sum(score(model, VALIDATION_OFFSET + r * STRIDE) for r in range(self.validate_rounds)))
         if all(math.isnan(t) for t in totals):
@@ -157,3 +180,11 @@ class ZeroCostPT(Optimizer):
                  "candidates": [[space.to_string(a), t] for a, t in zip(candidates, totals)],
                  "n_failed": len(failed), "failures": sorted(set(failed))[:5]}
         return SearchOutcome(arch=candidates[best], trace=trace)
+
+
+def _interleave(orders: list[list]) -> list:
+    """One item of each order in turn: the normal and the reduction cell take turns."""
+    out = []
+    for i in range(max(map(len, orders))):
+        out.extend(order[i] for order in orders if i < len(order))
+    return out
