@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The NAS-Bench-201 zero-shot searches in results/zc_pt, results/zc_evolution and results/zc_random:
+# five seeds per optimizer x predictor x dataset, accuracies from the shared 200-epoch table.
+# Jobs run two at a time (JOBS=N to change), one torch thread each; each job owns its folder and
+# resumes per seed, so rerunning continues where a killed run stopped (a seed in flight is redone).
+# Usage: scripts/reproduce_zero_shot.sh [job-name-substring ...]   (no argument: every job, in order)
+set -euo pipefail
+: "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"
+export OMP_NUM_THREADS=1
+truth="$NASLIB_PLUGINS_DATA/nasbench201/nb201_all_15625.csv"
+jobs=()
+for ds in cifar10 ImageNet16-120 cifar100; do
+  for pred in zico nwot; do
+    jobs+=("zc_pt/nasbench201_${ds}_${pred} --optimizer zc-pt --predictor $pred --dataset $ds")
+  done
+  for opt in zc-evolution zc-random; do
+    jobs+=("${opt//-/_}/nasbench201_${ds}_zico_b1000 --optimizer $opt --predictor zico --budget 1000 --dataset $ds")
+  done
+done
+selected=()
+for job in "${jobs[@]}"; do
+  if [ $# -eq 0 ]; then selected+=("$job"); continue; fi
+  for want in "$@"; do [[ "${job%% *}" == *"$want"* ]] && { selected+=("$job"); break; }; done
+done
+printf '%s\n' "${selected[@]}" | xargs -P "${JOBS:-2}" -I{} sh -c 'set -- {}; out=$1; shift;
+  naslib-plugins search --space nasbench201 "$@" --seeds 0-4 --benchmark "'"$truth"'" --out "results/$out"'
