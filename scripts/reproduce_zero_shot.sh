@@ -10,12 +10,13 @@ export OMP_NUM_THREADS=1
 truth="$NASLIB_PLUGINS_DATA/nasbench201/nb201_all_15625.csv"
 jobs=()
 for ds in cifar10 ImageNet16-120 cifar100; do
-  for pred in zico nwot; do
+  for pred in zico nwot_eval; do
     jobs+=("zc_pt/nasbench201_${ds}_${pred} --optimizer zc-pt --predictor $pred --dataset $ds")
   done
   for opt in zc-evolution zc-random; do
     jobs+=("${opt//-/_}/nasbench201_${ds}_zico_b1000 --optimizer $opt --predictor zico --budget 1000 --dataset $ds")
   done
+  jobs+=("zc_pt/nasbench201_${ds}_nwot --optimizer zc-pt --predictor nwot --dataset $ds")
 done
 selected=()
 for job in "${jobs[@]}"; do

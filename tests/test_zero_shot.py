@@ -137,6 +137,18 @@ def test_nwot_equals_the_log_det_of_the_hamming_kernel():
     assert get_predictor("nwot").score(model, batches, None) == pytest.approx(float(expected), rel=1e-12)
 
 
+def test_nwot_eval_reads_codes_with_batch_norm_running_statistics():
+    torch.manual_seed(0)
+    linear, head = nn.Linear(12, 9), nn.Linear(9, 3)
+    with_bn = nn.Sequential(nn.Flatten(), linear, nn.BatchNorm1d(9), nn.ReLU(), head)
+    without = nn.Sequential(nn.Flatten(), linear, nn.ReLU(), head)
+    batches = BatchSource("cifar10", batch_size=5, seed=0, data="gaussian", resolution=2)
+    # at initialisation the running statistics are 0 and 1: eval mode does not normalise
+    assert get_predictor("nwot_eval").score(with_bn, batches, None) == get_predictor("nwot").score(without, batches, None)
+    # train mode normalises with the batch's statistics, which changes the codes
+    assert get_predictor("nwot").score(with_bn, batches, None) != get_predictor("nwot_eval").score(with_bn, batches, None)
+
+
 def test_nwot_reports_identical_codes_as_non_finite():
     model = nn.Sequential(nn.Flatten(), nn.Linear(12, 4), nn.ReLU(), nn.Linear(4, 2))
     with torch.no_grad():

@@ -4,7 +4,10 @@ samples of one mini-batch.
 Each sample gets a binary code, one bit per unit entering a rectifier (its pre-activation > 0);
 K[i, j] counts the bits in which samples i and j agree (N_A minus their Hamming distance, summed
 over every rectifier); the score is log|det K|. As in the authors' code and NASLib's, the codes
-are read at the inputs of the ReLU modules, with the network in train mode.
+are read at the inputs of the ReLU modules, with the network in train mode. `nwot_eval` reads
+them in eval mode, as Zero-Cost-PT's code does both on its supernet and when it validates its
+candidates: at initialisation the batch norms then apply their running statistics (0 and 1), so
+they do not normalise, and the codes differ.
 
 For spaces whose activations are not ReLU (`mlp_act_skip`), the sign pattern at the input of
 every elementwise activation module plays the same role: it is the linear-region code of the
@@ -23,6 +26,8 @@ ACTIVATIONS = (nn.ReLU, nn.ReLU6, nn.LeakyReLU, nn.ELU, nn.GELU, nn.SiLU, nn.Sof
 
 @PREDICTORS.register("nwot")
 class NWOT(Predictor):
+    train_mode = True
+
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         x, _ = batches.batch(0)
         n = x.shape[0]
@@ -41,7 +46,7 @@ class NWOT(Predictor):
 
         handles = [m.register_forward_pre_hook(hook) for m in model.modules() if isinstance(m, ACTIVATIONS)]
         try:
-            model.train()
+            model.train(self.train_mode)
             with torch.no_grad():
                 model(x)
         finally:
@@ -53,3 +58,8 @@ class NWOT(Predictor):
         if sign <= 0:  # two samples with identical codes make K singular
             return float("-inf")
         return float(logdet)
+
+
+@PREDICTORS.register("nwot_eval")
+class NWOTEval(NWOT):
+    train_mode = False
