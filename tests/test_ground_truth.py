@@ -105,6 +105,9 @@ def test_correlations_drop_invalid_pairs_and_count_them():
     reverse = correlations([-v for v in t], t)
     assert reverse["kendall"] == -1.0 and reverse["top10_precision"] == 0.0
     assert correlations([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])["spearman"] is None
+    # the invalid pair with the best truth cannot be the top-scored one; a tie at the top averages
+    assert c["top1_truth"] == 6.0 and reverse["top1_truth"] == 1.0
+    assert correlations([3.0, 3.0, 1.0], [2.0, 5.0, 9.0])["top1_truth"] == 3.5
     assert correlations([1.0], [1.0])["kendall"] is None
 
 

@@ -67,8 +67,8 @@ def correlation_table(result: dict) -> str:
         f"Correlation with {result['metric']} on {result['space']} / {result['dataset']}, "
         f"{result['n_archs']} architectures, seed {result['seed']}",
         "",
-        "| predictor | Kendall | Spearman | Pearson | top-10% precision | valid | failed | s/arch |",
-        "|---|---|---|---|---|---|---|---|",
+        "| predictor | Kendall | Spearman | Pearson | top-10% precision | truth of top-scored | valid | failed | s/arch |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
 
     def fmt(v: Any) -> str:
@@ -77,7 +77,7 @@ def correlation_table(result: dict) -> str:
     for name, c in result["predictors"].items():
         lines.append(
             f"| {name} | {fmt(c['kendall'])} | {fmt(c['spearman'])} | {fmt(c['pearson'])} | "
-            f"{fmt(c['top10_precision'])} | {c['n_valid']} | {c['n_failed']} | {c['seconds_per_arch']:.3f} |"
+            f"{fmt(c['top10_precision'])} | {fmt(c['top1_truth'])} | {c['n_valid']} | {c['n_failed']} | {c['seconds_per_arch']:.3f} |"
         )
     return "\n".join(lines)
 
