@@ -16,6 +16,9 @@ for ds in cifar10 ImageNet16-120 cifar100; do
   for opt in zc-evolution zc-random; do
     jobs+=("${opt//-/_}/nasbench201_${ds}_zico_b1000 --optimizer $opt --predictor zico --budget 1000 --dataset $ds")
   done
+done
+# NASWOT in train mode last: the other four are the figures the comparisons rest on
+for ds in cifar10 ImageNet16-120 cifar100; do
   jobs+=("zc_pt/nasbench201_${ds}_nwot --optimizer zc-pt --predictor nwot --dataset $ds")
 done
 selected=()

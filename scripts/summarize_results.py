@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from naslib_plugins.benchmarks.anchors import parse_anchors
+from naslib_plugins.benchmarks.leaderboard import accuracy_cell, search_section
 
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 # the issue's targets for Spearman on NB201 CIFAR-10 (1000 archs, seed 0, test accuracy)
@@ -150,8 +151,44 @@ def readme_block(results: Path) -> list[str]:
     return lines
 
 
-def update_readme(readme: Path, block: list[str]) -> None:
-    start, end = "<!-- results:start -->", "<!-- results:end -->"
+def search_block(results: Path, anchors: Path) -> list[str]:
+    """NB201 searches: one row per optimizer and predictor, one column per dataset, our mean
+    +- std over seeds beside the published figure the leaderboard matches to it."""
+    section = search_section(results, parse_anchors(anchors))
+    rows: dict[tuple[str, str], dict[str, dict]] = {}
+    for r in section["rows"]:
+        if r["space"] == "nasbench201":
+            predictor = next((kv.split("=", 1)[1] for kv in r["settings"].split(", ") if kv.startswith("predictor=")), "")
+            rows.setdefault((r["method"], predictor), {})[r["dataset"]] = r
+    if not rows:
+        return ["(no NB201 searches yet)"]
+    lines = [
+        "NAS-Bench-201 searches, test accuracy % (200 epochs) of the architecture found, mean +- std over",
+        "seeds (n), published figure after the slash; seconds per run on this 2-core CPU (wall / process",
+        "CPU, CIFAR-10; runs shared the cores, so wall exceeds CPU). Commands in each `search.json`;",
+        "all of them: `bash scripts/reproduce_zero_shot.sh` (zero-shot searches). Table made by",
+        "`python scripts/summarize_results.py`.",
+        "",
+        "| optimizer | predictor | " + " | ".join(DATASETS) + " | s/run C10 (wall / CPU) |",
+        "|---|---|" + "---|" * (len(DATASETS) + 1),
+    ]
+    for (method, predictor), by_ds in sorted(rows.items()):
+        cells = []
+        for ds in DATASETS:
+            r = by_ds.get(ds)
+            if r is None:
+                cells.append("")
+                continue
+            published = r["published"].split(",")[0] if r["published"] else ""
+            cells.append(accuracy_cell(r) + (f" / {published}" if published else ""))
+        c10 = by_ds.get("cifar10")
+        secs = "" if c10 is None else f"{c10['mean_search_seconds']:.0f} / {c10['mean_cpu_seconds']:.0f}"
+        lines.append(f"| {method} | {predictor} | " + " | ".join(cells) + f" | {secs} |")
+    return lines
+
+
+def update_readme(readme: Path, block: list[str], marker: str = "results") -> None:
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
     text = readme.read_text()
     if start not in text or end not in text:
         return
@@ -179,9 +216,14 @@ def main() -> None:
         "",
         *correlation_section(results, zico, suite),
         *agreement_section(results),
+        "### Searches",
+        "",
+        *search_block(results, Path(args.anchors)),
+        "",
     ]
     (results / "README.md").write_text("\n".join(lines))
     update_readme(Path("README.md"), readme_block(results))
+    update_readme(Path("README.md"), search_block(results, Path(args.anchors)), "search")
     print("\n".join(lines))
 
 

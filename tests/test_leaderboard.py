@@ -126,7 +126,11 @@ def test_real_anchors_file_has_the_known_entries(shared_data):
     assert len(nasi) == 1 and (nasi[0].mean, nasi[0].std, nasi[0].cost) == (93.08, 0.24, "30 GPU-s")
     assert nasi[0].source.label == "NASI paper Table 4" and nasi[0].settings == {"steps": 100}
     pt = {a.settings["predictor"] for a in anchors.search if a.optimizer == "zc-pt"}
-    assert pt == {"zico", "nwot"}
+    assert pt == {"zico", ("nwot", "nwot_eval")}  # Zero-Cost-PT computes NASWOT in eval mode
+    standard = {"labels": "true", "data": "real"}
+    for predictor, n in (("nwot", 1), ("nwot_eval", 1), ("zico", 1), ("snip", 0)):
+        found = anchors.for_search("zc-pt", "nasbench201", "cifar10", {"predictor": predictor, **standard})
+        assert len(found) == n, predictor
     assert anchors.optimum[("nasbench201", "ImageNet16-120")] == 47.31
     assert anchors.note.startswith("Protocols differ")
 

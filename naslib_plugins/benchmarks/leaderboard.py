@@ -20,8 +20,8 @@ SEARCH_KEYS = ("optimizer", "space", "dataset", "config", "runs", "mean_test_acc
                "mean_search_seconds")
 RUN_KEYS = ("seed", "test_accuracy", "search_seconds")
 # the config values that tell one search protocol from another, in the order shown
-KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "steps", "mu", "nu", "batch_size", "labels",
-                "data")
+KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "pool", "validate_rounds", "steps", "mu", "nu",
+                "channels", "cells", "batch_size", "labels", "data")
 CSV_COLUMNS = ("kind", "space", "dataset", "method", "file", "settings", "n_archs", "seeds", "metric",
                "kendall", "spearman", "top10_precision", "n_valid", "n_failed", "seconds_per_arch",
                "mean_test_accuracy", "std_test_accuracy", "n_seeds", "mean_search_seconds", "mean_cpu_seconds",
@@ -123,7 +123,8 @@ def _correlation_sections(results_dir: Path, anchors: Anchors | None) -> list[di
     return sections
 
 
-def _search_section(results_dir: Path, anchors: Anchors | None) -> dict:
+def search_section(results_dir: Path, anchors: Anchors | None) -> dict:
+    """Every search.json under `results_dir` as a row, with the published figures it matches."""
     rows, benchmarks = [], {}
     for path, data in search_runs(results_dir):
         config = data["config"]
@@ -157,7 +158,7 @@ def _search_section(results_dir: Path, anchors: Anchors | None) -> dict:
             "sources": list(dict.fromkeys(a.source for r in rows + published_only for a in r["anchors"]))}
 
 
-def _accuracy(row: dict) -> str:
+def accuracy_cell(row: dict) -> str:
     mean, std, n = row["mean_test_accuracy"], row["std_test_accuracy"], row["n_seeds"]
     if mean is None:
         return "n/a"
@@ -219,7 +220,7 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
             optimum = fmt(r["optimum"], 2) if r["optimum"] is not None else ""
             if r["kind"] == "search":
                 secs = f"{fmt(r['mean_search_seconds'], 1)} / {fmt(r['mean_cpu_seconds'], 1)}"
-                cells = [r["method"], r["settings"], r["space"], r["dataset"], r["seeds"], _accuracy(r), secs,
+                cells = [r["method"], r["settings"], r["space"], r["dataset"], r["seeds"], accuracy_cell(r), secs,
                          published, optimum, f"`{r['file']}`"]
             else:
                 cells = [r["method"], "published only", r["space"], r["dataset"], "", "", "", published, optimum, ""]
@@ -258,7 +259,7 @@ def build_leaderboard(results_dir: Path, anchors: Path | None, plots: bool = Tru
     parsed = parse_anchors(anchors) if anchors else None
     board = {"results_dir": str(results_dir), "anchors_file": str(anchors) if anchors else None,
              "correlation": _correlation_sections(results_dir, parsed),
-             "search": _search_section(results_dir, parsed), "plots": []}
+             "search": search_section(results_dir, parsed), "plots": []}
     if plots:
         from naslib_plugins.benchmarks.plots import scatter_plots, spearman_bars
 
