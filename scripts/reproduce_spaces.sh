@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The correlation runs of the other four spaces in results/{nasbench101,nasbench301,transbench101_*}:
+# every predictor against the benchmark's validation metric (NAS-Bench-Suite-Zero compares on it):
+# NB101 and NB301 on every architecture of NASLib's zc file (500 and 725), TNB-101 micro and macro
+# on 500 sampled architectures (seed 0) of the full tables for each of the 7 tasks, at 64x64 input
+# (the CPU-budget resolution; 256 is the benchmark's: `RESOLUTION=256`).
+# Jobs run one after another, each with two single-threaded workers, and resume per architecture:
+# rerun to continue. Usage: [SELECT=substring] scripts/reproduce_spaces.sh (SELECT: only the jobs
+# whose output folder contains it, e.g. SELECT=transbench101_micro)
+set -euo pipefail
+: "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"
+export OMP_NUM_THREADS=1
+predictors=nasi,zico,snip,grasp,synflow,params,flops,nwot
+data=$NASLIB_PLUGINS_DATA
+jobs=(
+  "nasbench101/correlate_cifar10 --space nasbench101 --dataset cifar10 --all --benchmark $data/nasbench101/zc_nasbench101.json"
+  "nasbench301/correlate_cifar10 --space nasbench301 --dataset cifar10 --all --benchmark $data/nasbench301/zc_nasbench301.json"
+)
+for table in micro:tnb101_micro_all_4096.csv macro:tnb101_macro_all_3256.csv; do
+  kind=${table%%:*}; table=$data/transnas101_$kind/${table#*:}
+  for task in class_scene class_object jigsaw room_layout segmentsemantic normal autoencoder; do
+    jobs+=("transbench101_$kind/correlate_$task --space transbench101_$kind --dataset $task --n-archs 500 --resolution ${RESOLUTION:-64} --benchmark $table")
+  done
+done
+for job in "${jobs[@]}"; do
+  set -- $job
+  out=$1; shift
+  [[ "$out" == *"${SELECT:-}"* ]] || continue
+  naslib-plugins correlate "$@" --metric val_accuracy --predictors "$predictors" --seed 0 --workers 2 \
+    --out "results/$out"
+done
