@@ -110,6 +110,20 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_options(pairs: list[str] | None) -> dict[str, int]:
+    """`--model-option C=36` pairs -> build_model keyword arguments (integers: widths, depths)."""
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise UserError(f"--model-option takes KEY=INTEGER, got {pair!r}")
+        try:
+            out[key] = int(value)
+        except ValueError:
+            raise UserError(f"--model-option {key}: {value!r} is not an integer") from None
+    return out
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     """Score the named architectures, every one (--all) or a seeded random sample of distinct ones;
     one JSON line each on stdout, or streamed into a resumable score log with --out."""
@@ -144,10 +158,17 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UserError("--resume and --restart need --out FILE.jsonl")
     if args.resume and args.restart:
         raise UserError("--resume and --restart exclude each other")
+    model_kwargs = _model_options(args.model_option)
+    if model_kwargs:  # an unknown option or a bad value fails here, not in a worker
+        try:
+            space.build_model(archs[0], dataset, **model_kwargs)
+        except TypeError:
+            raise UserError(f"--model-option: {space.name}'s network takes no option "
+                            f"{', '.join(sorted(model_kwargs))} (see the space's build_model)") from None
     batches = _batches(args, dataset)
     if not args.out:
         for record in score_stream(space, archs, dataset, predictors, batches, args.seed, workers=args.workers,
-                                   backend=args.backend, address=args.address):
+                                   model_kwargs=model_kwargs, backend=args.backend, address=args.address):
             print(json.dumps(record, sort_keys=True), flush=True)
         return 0
     out = Path(args.out)
@@ -155,10 +176,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UserError(f"{out} exists: pass --resume to continue it or --restart to overwrite it")
     settings = {"space": space.name, "dataset": dataset, "predictors": list(predictors), "seed": args.seed,
                 "batch_size": batches.batch_size, "labels": batches.labels, "data": batches.data,
-                "selection": selection}
+                "selection": selection, **({"model": model_kwargs} if model_kwargs else {})}
     with ray_session(args.backend, args.address, args.workers), ScoreLog(out, settings, resume=args.resume) as log:
         skipped = score_into_log(log, space, archs, dataset, predictors, batches, args.seed, workers=args.workers,
-                                 backend=args.backend, address=args.address, desc=f"{space.name}/{dataset}")
+                                 backend=args.backend, address=args.address, desc=f"{space.name}/{dataset}",
+                                 model_kwargs=model_kwargs)
         failed = sum("failed" in r["status"].values() for r in log.records.values())
     print(f"{out}: {len(archs)} architectures ({skipped} already there), {failed} with a failed predictor",
           file=sys.stderr)
@@ -324,6 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue an existing --out, skipping what it holds")
     p.add_argument("--backend", default="local", help="local (process pool) | ray")
     p.add_argument("--address", help="ray: the cluster to join (default: start a local one with --workers CPUs)")
+    p.add_argument("--model-option", action="append", metavar="KEY=INT",
+                   help="a keyword of the space's network other than the benchmark's default, e.g. nasbench301 "
+                        "C=36 layers=20 (DARTS's evaluation network); repeatable")
     _add_data_args(p)
     p.set_defaults(func=cmd_score)
 

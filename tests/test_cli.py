@@ -28,6 +28,9 @@ def _err_line(capsys):
         (["correlate", "--benchmark", "/nonexistent/nb201.csv", "--out", "x", "--data", "gaussian"],
          "benchmark file not found: /nonexistent/nb201.csv"),
         (["score", "--data", "noise"], "unknown data mode 'noise'"),
+        (["score", "--arch", A, "--model-option", "C", "--data", "gaussian"], "takes KEY=INTEGER"),
+        (["score", "--arch", A, "--model-option", "C=wide", "--data", "gaussian"], "'wide' is not an integer"),
+        (["score", "--arch", A, "--model-option", "depth=3", "--data", "gaussian"], "takes no option depth"),
     ],
 )
 def test_bad_input_gives_one_line_and_exit_2(argv, message, capsys):
@@ -41,6 +44,16 @@ def test_score_prints_records(capsys):
     record = json.loads(capsys.readouterr().out.strip())
     assert record["arch_str"] == A and record["status"] == {"params": "ok", "synflow": "ok"}
     assert record["scores"]["params"] == pytest.approx(1.288506, abs=1e-6)  # pitfalls.md: 1.29M
+
+
+def test_score_model_options_change_the_network(capsys):
+    def params(*extra):
+        assert main(["score", "--arch", A, "--predictors", "params", "--data", "gaussian", *extra]) == 0
+        return json.loads(capsys.readouterr().out.strip())["scores"]["params"]
+
+    # NB201's channels enter the convolutions squared, so halving C leaves about a quarter
+    default, narrow = params(), params("--model-option", "C=8")
+    assert default == pytest.approx(1.288506, abs=1e-6) and 0.2 * default < narrow < 0.3 * default
 
 
 def _correlate(tmp, bench, extra=()):

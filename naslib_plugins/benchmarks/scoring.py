@@ -296,6 +296,7 @@ def score_into_log(
     backend: str = "local",
     address: str | None = None,
     desc: str = "scoring",
+    model_kwargs: dict | None = None,
 ) -> int:
     """Score the architectures the log lacks, appending each record as it arrives; returns how
     many were already there."""
@@ -304,8 +305,8 @@ def score_into_log(
     todo = [a for a in archs if space.hash(a) not in log.records]
     if len(todo) < len(archs):
         print(f"resuming: {len(archs) - len(todo)} of {len(archs)} already scored in {log.path}", file=sys.stderr)
-    stream = score_stream(space, todo, dataset, predictors, batches, seed, workers=workers, backend=backend,
-                          address=address)
+    stream = score_stream(space, todo, dataset, predictors, batches, seed, workers=workers,
+                          model_kwargs=model_kwargs, backend=backend, address=address)
     for record in tqdm(stream, total=len(todo), desc=desc, unit="arch", file=sys.stderr,
                        dynamic_ncols=True, mininterval=2.0):
         log.add(record)
