@@ -259,10 +259,24 @@ def test_zc_pt_returns_a_valid_architecture_and_repeats_with_its_seed():
                    progress=False)
     assert space.parse(a.arch) == a.arch and a.arch == b.arch and a.trace == b.trace
     assert a.trace["predictor_calls"] == 2 * 30 + 2 * len(a.trace["candidates"])
-    with pytest.raises(UserError, match="nasbench201 and nasbench301 only"):
+    with pytest.raises(UserError, match="nasbench201, nasbench301, transbench101_micro only"):
         opt.check(get_space("mlp_act_skip"), "digits")
     with pytest.raises(UserError, match="unknown zc-pt edge order"):
         OPTIMIZERS.get("zc-pt")(edge_order="sideways")
+
+
+def test_zc_pt_on_tnb_micro_returns_a_valid_cell_and_repeats_with_its_seed():
+    from naslib_plugins.data.tasks import TaskBatchSource
+
+    space = get_space("transbench101_micro")
+    opt = OPTIMIZERS.get("zc-pt")(predictor="nwot_eval", pool=1, validate_rounds=1)
+    runs = [opt.search(space, "class_scene", TaskBatchSource("class_scene", batch_size=4, seed=0, data="gaussian",
+                                                              resolution=32), seed=2, progress=False)
+            for _ in range(2)]
+    a, b = runs
+    assert space.parse(a.arch) == a.arch and a.arch == b.arch and a.trace == b.trace
+    # 6 edges x 4 ops on the supernet, then one validation round per distinct candidate
+    assert a.trace["predictor_calls"] == 24 + len(a.trace["candidates"]) and a.trace["n_failed"] == 0
 
 
 def test_soft_mixture_is_the_weighted_sum_of_the_ops():

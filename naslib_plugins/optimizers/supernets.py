@@ -456,6 +456,7 @@ class TNBMicroSupernet(tnb.TNBNet, Supernet):
 
     space = "transbench101_micro"
     groups = (len(tnb.MICRO_OPS),) * tnb.NUM_EDGES
+    edge_sets = (tuple(range(tnb.NUM_EDGES)),)
 
     def __init__(self, space: tnb.TransBench101MicroSpace, task: str):
         task = space.check_dataset(task)
@@ -489,6 +490,9 @@ class TNBMicroSupernet(tnb.TNBNet, Supernet):
 
     def decode(self, alpha: Sequence[torch.Tensor]) -> tuple[int, ...]:
         return tuple(int(a.argmax()) for a in alpha)  # TNB op codes; ties go to the lower code
+
+    def arch_of(self, ops: dict[int, int], kept: dict[tuple[int, ...], list[int]]) -> tuple[int, ...]:
+        return tuple(ops[e] for e in range(tnb.NUM_EDGES))
 
 
 # --------------------------------------------------------------------------- mlp_act_skip
@@ -560,10 +564,11 @@ def build_supernet(space: SearchSpace, dataset: str, C: int, N: int) -> Supernet
 
 
 # Zero-Cost-PT's supernets take soft mixtures (no gradient), and its candidates are rebuilt as
-# stand-alone networks of the same width and depth
-_MIXED_BUILDERS: dict[str, Callable[[str, int, int], Supernet]] = {
-    "nasbench201": lambda dataset, C, N: NB201Supernet(dataset_info(dataset).num_classes, C=C, N=N),
-    "nasbench301": lambda dataset, C, N: DartsSupernet(dataset_info(dataset).num_classes, C=C, N=N),
+# stand-alone networks of the same width and depth (TNB's: the benchmark's, as its supernet)
+_MIXED_BUILDERS: dict[str, Callable[[SearchSpace, str, int, int], Supernet]] = {
+    "nasbench201": lambda space, dataset, C, N: NB201Supernet(dataset_info(dataset).num_classes, C=C, N=N),
+    "nasbench301": lambda space, dataset, C, N: DartsSupernet(dataset_info(dataset).num_classes, C=C, N=N),
+    "transbench101_micro": lambda space, dataset, C, N: TNBMicroSupernet(space, dataset),
 }
 MIXED_SPACES = tuple(_MIXED_BUILDERS)
 
@@ -571,11 +576,13 @@ MIXED_SPACES = tuple(_MIXED_BUILDERS)
 def build_mixed_supernet(space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
     if space.name not in _MIXED_BUILDERS:
         raise UserError(f"no mixed-op supernet for search space {space.name!r}; supported: {', '.join(MIXED_SPACES)}")
-    return _MIXED_BUILDERS[space.name](dataset, C, N)
+    return _MIXED_BUILDERS[space.name](space, dataset, C, N)
 
 
 def build_standalone(space: SearchSpace, arch: Any, dataset: str, C: int, N: int) -> nn.Module:
     """The stand-alone network of `arch` at the mixed supernet's width C and depth N."""
     if space.name == "nasbench301":
         return space.build_model(arch, dataset, C=C, layers=darts_layers(N))
+    if space.name == "transbench101_micro":
+        return space.build_model(arch, dataset)
     return space.build_model(arch, dataset, C=C, N=N)

@@ -87,7 +87,7 @@ class ZeroCostPT(Optimizer):
 
     def check(self, space: SearchSpace, dataset: str) -> None:
         if space.name not in MIXED_SPACES:
-            raise UserError(f"zc-pt has supernets for {' and '.join(MIXED_SPACES)} only, not {space.name!r}")
+            raise UserError(f"zc-pt has supernets for {', '.join(MIXED_SPACES)} only, not {space.name!r}")
 
     def _order(self, items: tuple, rng: np.random.Generator) -> list:
         if self.edge_order == "random":
