@@ -9,7 +9,7 @@ import argparse
 import json
 from pathlib import Path
 
-from naslib_plugins.benchmarks.anchors import parse_anchors
+from naslib_plugins.benchmarks.anchors import Anchors, parse_anchors
 from naslib_plugins.benchmarks.leaderboard import accuracy_cell, search_section
 
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
@@ -17,9 +17,8 @@ DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 TARGETS = {"zico": 0.75, "synflow": 0.70, "snip": 0.53, "grasp": 0.45, "params": 0.70}
 
 
-def nb201_anchors(path: Path) -> tuple[dict, dict]:
+def nb201_anchors(anchors: Anchors) -> tuple[dict, dict]:
     """(ZiCo-paper Kendall/Spearman on all NB201 archs, Suite-Zero Spearman), keyed (predictor, dataset)."""
-    anchors = parse_anchors(path)
     nb201 = [a for a in anchors.correlation if a.space == "nasbench201"]
     zico = {(a.predictor, a.dataset): (a.kendall, a.spearman) for a in nb201 if a.metric == "test_accuracy"}
     suite = {(a.predictor, a.dataset): a.spearman for a in nb201 if a.metric == "val_accuracy"}
@@ -30,6 +29,13 @@ def fmt(v) -> str:
     return "n/a" if v is None else f"{v:.3f}"
 
 
+def run_heading(title: str, r: dict, columns: list[str]) -> list[str]:
+    """A correlate run's heading, its data and command, and the head of its table."""
+    return [f"### {title}: {r['n_archs']} archs, seed {r['seed']}, {r['metric']}", "",
+            f"Data: {r['data']}. Command: `{r['command']}`", "",
+            "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+
+
 def correlation_section(results: Path, zico: dict, suite: dict) -> list[str]:
     out = []
     for ds in DATASETS:
@@ -38,15 +44,9 @@ def correlation_section(results: Path, zico: dict, suite: dict) -> list[str]:
             out += [f"### NAS-Bench-201 {ds}: not run yet", ""]
             continue
         r = json.loads(path.read_text())
-        out += [
-            f"### NAS-Bench-201 {ds}: {r['n_archs']} archs, seed {r['seed']}, {r['metric']}",
-            "",
-            f"Data: {r['data']}. Command: `{r['command']}`",
-            "",
-            "| predictor | Kendall | Spearman | top-10% prec. | valid/failed | s/arch | target (Spearman) "
-            "| ZiCo paper K/S (all archs, test) | Suite-Zero S (1000 archs, val) |",
-            "|---|---|---|---|---|---|---|---|---|",
-        ]
+        out += run_heading(f"NAS-Bench-201 {ds}", r, [
+            "predictor", "Kendall", "Spearman", "top-10% prec.", "valid/failed", "s/arch", "target (Spearman)",
+            "ZiCo paper K/S (all archs, test)", "Suite-Zero S (1000 archs, val)"])
         for name, c in r["predictors"].items():
             target = TARGETS.get(name) if ds == "cifar10" else None
             met = "" if target is None or c["spearman"] is None else (" met" if c["spearman"] >= target else " **missed**")
@@ -155,10 +155,10 @@ OTHER_SPACES = ("nasbench101", "nasbench301", "transbench101_micro", "transbench
 GAP = 0.1  # the issue asks for every Suite-Zero gap above this to be explained
 
 
-def other_spaces_section(results: Path, anchors: Path) -> list[str]:
+def other_spaces_section(results: Path, anchors: Anchors) -> list[str]:
     """Every correlate run under results/<space>/ for the four other spaces, Spearman beside
     NAS-Bench-Suite-Zero's for the same proxy and task (validation metric), gaps over GAP marked."""
-    suite = {(a.predictor, a.space, a.dataset): a.spearman for a in parse_anchors(anchors).correlation
+    suite = {(a.predictor, a.space, a.dataset): a.spearman for a in anchors.correlation
              if a.metric == "val_accuracy" and a.spearman is not None}
     out = []
     for space in OTHER_SPACES:
@@ -170,27 +170,19 @@ def other_spaces_section(results: Path, anchors: Path) -> list[str]:
                 ref = suite.get((name, space, r["dataset"]))
                 gap = None if ref is None or c["spearman"] is None else c["spearman"] - ref
                 gaps += gap is not None and abs(gap) > GAP
-                flag = "" if gap is None else f"{gap:+.2f}" + (" **>0.1**" if abs(gap) > GAP else "")
+                flag = "" if gap is None else f"{gap:+.2f}" + (f" **>{GAP}**" if abs(gap) > GAP else "")
                 rows.append(f"| {name} | {fmt(c['spearman'])} | {fmt(c['kendall'])} | {c['n_valid']}/{c['n_failed']} "
                             f"| {c['seconds_per_arch']:.3f} | {fmt(ref) if ref is not None else ''} | {flag} |")
-            out += [
-                f"### {space} {r['dataset']}: {r['n_archs']} archs, seed {r['seed']}, {r['metric']}"
-                f" ({gaps} gap(s) over {GAP} to Suite-Zero)",
-                "",
-                f"Data: {r['data']}. Command: `{r['command']}`",
-                "",
-                "| predictor | Spearman | Kendall | valid/failed | s/arch | Suite-Zero S | ours - Suite-Zero |",
-                "|---|---|---|---|---|---|---|",
-                *rows,
-                "",
-            ]
+            out += [*run_heading(f"{space} {r['dataset']} ({gaps} gap(s) over {GAP} to Suite-Zero)", r, [
+                "predictor", "Spearman", "Kendall", "valid/failed", "s/arch", "Suite-Zero S", "ours - Suite-Zero"]),
+                *rows, ""]
     return out
 
 
-def search_block(results: Path, anchors: Path) -> list[str]:
-    """NB201 searches: one row per optimizer and predictor, one column per dataset, our mean
+def search_block(results: Path, anchors: Anchors) -> list[str]:
+    """NB201 searches: one row per optimizer and settings, one column per dataset, our mean
     +- std over seeds beside the published figure the leaderboard matches to it."""
-    section = search_section(results, parse_anchors(anchors))
+    section = search_section(results, anchors)
     rows: dict[tuple[str, str], dict[str, dict]] = {}
     standard = {"labels=true", "data=real"}  # the published protocol: said only where a run differs
     for r in section["rows"]:
@@ -242,7 +234,9 @@ def main() -> None:
     ap.add_argument("--results", default="results")
     args = ap.parse_args()
     results = Path(args.results)
-    zico, suite = nb201_anchors(Path(args.anchors))
+    anchors = parse_anchors(Path(args.anchors))
+    zico, suite = nb201_anchors(anchors)
+    searches = search_block(results, anchors)
     lines = [
         "# Results",
         "",
@@ -255,15 +249,15 @@ def main() -> None:
         "",
         *correlation_section(results, zico, suite),
         *agreement_section(results),
-        *other_spaces_section(results, Path(args.anchors)),
+        *other_spaces_section(results, anchors),
         "### Searches",
         "",
-        *search_block(results, Path(args.anchors)),
+        *searches,
         "",
     ]
     (results / "README.md").write_text("\n".join(lines))
     update_readme(Path("README.md"), readme_block(results))
-    update_readme(Path("README.md"), search_block(results, Path(args.anchors)), "search")
+    update_readme(Path("README.md"), searches, "search")
     print("\n".join(lines))
 
 
