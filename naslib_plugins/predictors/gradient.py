@@ -60,8 +60,11 @@ class ZiCo(Predictor):
                 rows[i] = 0.0 if g is None else g.reshape(-1)
         total = 0.0
         for rows in per_layer:
-            std = rows.std(dim=0, correction=0)
-            keep = std != 0
+            # torch's std along dim 0 of an (N, numel) matrix is ~20x slower than the two-pass
+            # formula on CPU (it dominated zico's time); zero spread is tested exactly on the
+            # rows, since the rounded mean of equal values can leave a spurious ulp-sized std
+            std = (rows - rows.mean(dim=0)).pow(2).mean(dim=0).sqrt()
+            keep = (rows != rows[0]).any(dim=0)
             ratio = float((rows.abs().mean(dim=0)[keep] / std[keep]).double().sum())
             if ratio != 0.0:
                 total += math.log(ratio)
