@@ -462,7 +462,7 @@ class TNBMicroSupernet(tnb.TNBNet, Supernet):
         task = space.check_dataset(task)
         # the space's own encoder with every edge `none`: its cells hold no op, only the width
         # and stride of each cell that a mixed cell then replaces
-        encoder = space._encoder((tnb.NONE,) * tnb.NUM_EDGES)
+        encoder = space.build_encoder((tnb.NONE,) * tnb.NUM_EDGES)
         super().__init__(encoder, task)
         cells, c_in = [], tnb.BASE_CHANNELS
         for cell in encoder.layers:

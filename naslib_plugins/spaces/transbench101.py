@@ -227,9 +227,11 @@ class _TransBench101Space(SearchSpace):
         if init not in ("default", "tnb"):
             raise UserError(f"unknown init {init!r}; known: default, tnb")
         task = self.check_dataset(dataset)
-        return TNBNet(self._encoder(self.parse(arch)), task, kaiming=init == "tnb")
+        return TNBNet(self.build_encoder(self.parse(arch)), task, kaiming=init == "tnb")
 
-    def _encoder(self, arch: Arch) -> "Encoder":
+    def build_encoder(self, arch: Arch) -> "Encoder":
+        """The task-independent encoder (stem and cells) of a parsed architecture; the NASI
+        supernet builds its own cells inside one of these."""
         raise NotImplementedError
 
 
@@ -273,7 +275,7 @@ class TransBench101MicroSpace(_TransBench101Space):
     def all(self) -> Iterator[Arch]:
         return itertools.product(range(len(MICRO_OPS)), repeat=NUM_EDGES)
 
-    def _encoder(self, arch: Arch) -> "Encoder":
+    def build_encoder(self, arch: Arch) -> "Encoder":
         return Encoder([int(c) for c in MICRO_SKELETON], cell=arch)
 
 
@@ -333,7 +335,7 @@ class TransBench101MacroSpace(_TransBench101Space):
                 if 1 <= sum(c in (3, 4) for c in codes) <= 4 and 1 <= sum(c in (2, 4) for c in codes) <= 3:
                     yield codes + (0,) * (MACRO_SLOTS - length)
 
-    def _encoder(self, arch: Arch) -> "Encoder":
+    def build_encoder(self, arch: Arch) -> "Encoder":
         return Encoder([c for c in arch if c], cell=None)
 
 
