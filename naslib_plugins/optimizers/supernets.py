@@ -557,10 +557,14 @@ _BUILDERS: dict[str, Callable[[SearchSpace, str, int, int], Supernet]] = {
 SUPPORTED_SPACES = tuple(_BUILDERS)
 
 
+def _build(builders: dict, kind: str, space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
+    if space.name not in builders:
+        raise UserError(f"no {kind} for search space {space.name!r}; supported: {', '.join(builders)}")
+    return builders[space.name](space, dataset, C, N)
+
+
 def build_supernet(space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
-    if space.name not in _BUILDERS:
-        raise UserError(f"no supernet for search space {space.name!r}; supported: {', '.join(SUPPORTED_SPACES)}")
-    return _BUILDERS[space.name](space, dataset, C, N)
+    return _build(_BUILDERS, "supernet", space, dataset, C, N)
 
 
 # Zero-Cost-PT's supernets take soft mixtures (no gradient), and its candidates are rebuilt as
@@ -574,9 +578,7 @@ MIXED_SPACES = tuple(_MIXED_BUILDERS)
 
 
 def build_mixed_supernet(space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
-    if space.name not in _MIXED_BUILDERS:
-        raise UserError(f"no mixed-op supernet for search space {space.name!r}; supported: {', '.join(MIXED_SPACES)}")
-    return _MIXED_BUILDERS[space.name](space, dataset, C, N)
+    return _build(_MIXED_BUILDERS, "mixed-op supernet", space, dataset, C, N)
 
 
 def build_standalone(space: SearchSpace, arch: Any, dataset: str, C: int, N: int) -> nn.Module:
