@@ -3,7 +3,8 @@
 # every predictor against the benchmark's validation metric (NAS-Bench-Suite-Zero compares on it):
 # NB101 and NB301 on every architecture of NASLib's zc file (500 and 725), TNB-101 micro and macro
 # on 500 sampled architectures (seed 0) of the full tables for each of the 7 tasks, at 64x64 input
-# (the CPU-budget resolution; 256 is the benchmark's: `RESOLUTION=256`).
+# (the CPU-budget resolution; 256 is the benchmark's: `RESOLUTION=256`). Batches as in
+# NAS-Bench-Suite-Zero: 64 images, 32 for TNB.
 # Jobs run one after another, each with two single-threaded workers, and resume per architecture:
 # rerun to continue. Usage: [SELECT=substring] scripts/reproduce_spaces.sh (SELECT: only the jobs
 # whose output folder contains it, e.g. SELECT=transbench101_micro)
@@ -19,7 +20,7 @@ jobs=(
 for table in micro:tnb101_micro_all_4096.csv macro:tnb101_macro_all_3256.csv; do
   kind=${table%%:*}; table=$data/transnas101_$kind/${table#*:}
   for task in class_scene class_object jigsaw room_layout segmentsemantic normal autoencoder; do
-    jobs+=("transbench101_$kind/correlate_$task --space transbench101_$kind --dataset $task --n-archs 500 --resolution ${RESOLUTION:-64} --benchmark $table")
+    jobs+=("transbench101_$kind/correlate_$task --space transbench101_$kind --dataset $task --n-archs 500 --resolution ${RESOLUTION:-64} --batch-size 32 --benchmark $table")
   done
 done
 for job in "${jobs[@]}"; do

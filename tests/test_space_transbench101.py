@@ -310,6 +310,22 @@ def test_task_batch_errors():
         TaskBatchSource("jigsaw", data="uniform")
 
 
+def test_correlate_records_the_input_resolution_and_resumes_only_at_it(tmp_path, shared_data, require, capsys):
+    from naslib_plugins.cli import main
+
+    table = require(shared_data / "transnas101_micro" / "tnb101_micro_all_4096.csv")
+    argv = ["correlate", "--space", "transbench101_micro", "--dataset", "class_scene", "--n-archs", "3",
+            "--predictors", "params,snip", "--batch-size", "2", "--data", "gaussian", "--benchmark",
+            str(table), "--metric", "val_accuracy", "--out", str(tmp_path)]
+    assert main(argv + ["--resolution", "16"]) == 0
+    header = json.loads((tmp_path / "scores.jsonl").read_text().splitlines()[0])["header"]
+    assert header["resolution"] == 16 and header["batch_size"] == 2
+    capsys.readouterr()
+    # scores at another input size are other scores: they must not mix into this log
+    assert main(argv + ["--resolution", "32"]) == 2
+    assert "other settings (resolution)" in capsys.readouterr().err
+
+
 def test_shuffle_tiles_moves_grid_cells():
     x = torch.arange(9, dtype=torch.float32).view(1, 1, 3, 3).repeat(2, 1, 1, 1)
     perms = jigsaw_permutations(1000)

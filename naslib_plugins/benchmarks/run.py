@@ -96,7 +96,7 @@ def split_predictors(names: list[str], options: dict[str, dict] | None = None) -
 
 
 # what must agree for scores from an earlier run to stand in for scoring now
-_REUSE_KEYS = ("space", "dataset", "seed", "batch_size", "labels", "data")
+_REUSE_KEYS = ("space", "dataset", "seed", "batch_size", "labels", "data", "resolution")
 
 
 def read_reused_scores(path: Path, settings: dict, describe: str) -> dict[str, dict]:
@@ -120,7 +120,7 @@ def read_reused_scores(path: Path, settings: dict, describe: str) -> dict[str, d
     else:
         header, records, _, _ = read_score_log(path)
         theirs = {k: header.get(k) for k in _REUSE_KEYS}
-        ours = {k: settings[k] for k in _REUSE_KEYS}
+        ours = {k: settings.get(k) for k in _REUSE_KEYS}
     diff = [k for k in ours if ours[k] != theirs[k]]
     if diff:
         raise UserError(f"--scores-from {path} was made with other settings: "
@@ -173,6 +173,9 @@ def run_correlation(
     per_arch, set_level = split_predictors(predictor_names, predictor_options)
     base = {"space": space.name, "dataset": dataset, "seed": seed, "batch_size": batches.batch_size,
             "labels": batches.labels, "data": batches.data}
+    # only a non-native input resolution is recorded, so logs from before the option still resume
+    if getattr(batches, "resolution", None) not in (None, batches.info.resolution):
+        base["resolution"] = batches.resolution
     # predictors an earlier run scored on every one of these architectures are not scored again
     reused: dict[str, dict] = {k: {"hash": k, "scores": {}, "seconds": {}, "status": {}, "reason": {}} for k in keys}
     for path in scores_from:
