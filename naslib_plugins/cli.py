@@ -270,6 +270,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_space_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--space", default="nasbench201", help="a registered space (`naslib-plugins list`)")
+    p.add_argument("--dataset", default="cifar10", help="the benchmark's dataset or TNB task")
+
+
 def _add_batch_args(p: argparse.ArgumentParser) -> None:
     """What `_batches` reads: one set of data options for scoring and searching alike."""
     p.add_argument("--batch-size", type=int, default=64)
@@ -309,8 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.subcommands = sub.choices
 
     p = sub.add_parser("correlate", help="rank correlation of predictors with benchmark ground truth")
-    p.add_argument("--space", default="nasbench201")
-    p.add_argument("--dataset", default="cifar10")
+    _add_space_args(p)
     p.add_argument("--predictors", default="nasi,zico,snip,grasp,synflow,params,flops")
     p.add_argument("--n-archs", type=int, default=1000)
     p.add_argument("--all", action="store_true", help="every architecture the benchmark file has")
@@ -326,8 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_correlate)
 
     p = sub.add_parser("naslib-agreement", help="per-architecture agreement with NASLib's recorded proxy scores")
-    p.add_argument("--space", default="nasbench201")
-    p.add_argument("--dataset", default="cifar10")
+    _add_space_args(p)
     p.add_argument("--predictors", default="params,flops,synflow,snip,grasp")
     p.add_argument("--zc-file", required=True, help="NASLib's zc_<space>.json")
     p.add_argument("--n-archs", type=int, default=None)
@@ -336,8 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_agreement)
 
     p = sub.add_parser("score", help="score architectures: JSON lines on stdout or a resumable --out log")
-    p.add_argument("--space", default="nasbench201")
-    p.add_argument("--dataset", default="cifar10")
+    _add_space_args(p)
     p.add_argument("--predictors", default="nasi,zico,snip,grasp,synflow,params,flops")
     p.add_argument("--arch", action="append", help="an architecture encoding (repeatable)")
     p.add_argument("--n-archs", type=int, default=1, help="distinct random architectures when no --arch is given")
@@ -354,8 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("search", help="run a search strategy once per seed; accuracies from the benchmark")
     p.add_argument("--optimizer", default="nasi")
-    p.add_argument("--space", default="nasbench201")
-    p.add_argument("--dataset", default="cifar10")
+    _add_space_args(p)
     p.add_argument("--seeds", default="0", help="independent searches: 0-4 or 0,2,5")
     p.add_argument("--benchmark", help="ground-truth file for the found architectures' accuracies")
     p.add_argument("--out", help="folder for search.json and the resumable runs.jsonl")
