@@ -60,7 +60,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     """Per-architecture agreement with the scores NASLib recorded in a zc_<space>.json."""
     from naslib_plugins.benchmarks.correlation import correlations
     from naslib_plugins.benchmarks.ground_truth import load_zc_scores
-    from naslib_plugins.benchmarks.run import sample_keys, score_keys
+    from naslib_plugins.benchmarks.run import batch_settings, sample_keys, score_keys
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import get_space
 
@@ -77,8 +77,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     settings = {"space": space.name, "dataset": dataset, "predictors": names, "seed": args.seed,
-                "batch_size": batches.batch_size, "labels": batches.labels, "data": batches.data,
-                "keys": len(keys), "benchmark": Path(args.zc_file).name, "metric": "naslib-scores"}
+                **batch_settings(batches), "keys": len(keys), "benchmark": Path(args.zc_file).name, "metric": "naslib-scores"}
     records = score_keys(space, keys, dataset, names, batches, args.seed, out / "scores.jsonl", settings,
                          workers=args.workers, resume=not args.restart, desc=f"agreement {dataset}")
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": args.seed,
@@ -127,6 +126,7 @@ def _model_options(pairs: list[str] | None) -> dict[str, int]:
 def cmd_score(args: argparse.Namespace) -> int:
     """Score the named architectures, every one (--all) or a seeded random sample of distinct ones;
     one JSON line each on stdout, or streamed into a resumable score log with --out."""
+    from naslib_plugins.benchmarks.run import batch_settings
     from naslib_plugins.benchmarks.scoring import (ScoreLog, check_backend, distinct_sample, make_predictors,
                                                    ray_session, score_into_log, score_stream)
     from naslib_plugins.predictors import PREDICTORS
@@ -175,8 +175,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     if out.exists() and not (args.resume or args.restart):
         raise UserError(f"{out} exists: pass --resume to continue it or --restart to overwrite it")
     settings = {"space": space.name, "dataset": dataset, "predictors": list(predictors), "seed": args.seed,
-                "batch_size": batches.batch_size, "labels": batches.labels, "data": batches.data,
-                "selection": selection, **({"model": model_kwargs} if model_kwargs else {})}
+                **batch_settings(batches), "selection": selection, **({"model": model_kwargs} if model_kwargs else {})}
     with ray_session(args.backend, args.address, args.workers), ScoreLog(out, settings, resume=args.resume) as log:
         skipped = score_into_log(log, space, archs, dataset, predictors, batches, args.seed, workers=args.workers,
                                  backend=args.backend, address=args.address, desc=f"{space.name}/{dataset}",

@@ -15,16 +15,8 @@ from pathlib import Path
 
 import torch
 
-from naslib_plugins.benchmarks.ground_truth import load_zc_scores
+from naslib_plugins.benchmarks.ground_truth import ZC_FILES, load_zc_scores
 from naslib_plugins.spaces import get_space
-
-FILES = {
-    "nasbench201": "nasbench201/original/zc_nasbench201.json",
-    "nasbench101": "nasbench101/zc_nasbench101.json",
-    "nasbench301": "nasbench301/zc_nasbench301.json",
-    "transbench101_micro": "transnas101_micro/zc_transbench101_micro.json",
-    "transbench101_macro": "transnas101_macro/zc_transbench101_macro.json",
-}
 
 
 def datasets_in(path: Path, space_name: str) -> list[str]:
@@ -39,7 +31,7 @@ def main() -> int:
              "Made by `python scripts/check_param_fidelity.py` (all architectures of each file).", "",
              "| space | dataset / task | archs | equal | max abs diff (params) |", "|---|---|---|---|---|"]
     bad = 0
-    for space_name, rel in FILES.items():
+    for space_name, rel in ZC_FILES.items():
         space, path = get_space(space_name), root / rel
         for dataset in datasets_in(path, space_name):
             start = time.time()

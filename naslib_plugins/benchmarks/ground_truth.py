@@ -252,6 +252,16 @@ def read_nb201_pth(path: Path, space: SearchSpace, dataset: str, metric: str) ->
     return gt
 
 
+# NASLib's zc_<space>.json files (recorded proxy scores), relative to the shared data folder
+ZC_FILES = {
+    "nasbench201": Path("nasbench201") / "original" / "zc_nasbench201.json",
+    "nasbench101": Path("nasbench101") / "zc_nasbench101.json",
+    "nasbench301": Path("nasbench301") / "zc_nasbench301.json",
+    "transbench101_micro": Path("transnas101_micro") / "zc_transbench101_micro.json",
+    "transbench101_macro": Path("transnas101_macro") / "zc_transbench101_macro.json",
+}
+
+
 def default_benchmark(space: str, dataset: str) -> Path | None:
     """The all-architecture table for a space: the shared data's, if $NASLIB_PLUGINS_DATA points at
     it, or the one this package ships for its own digits space."""
@@ -260,8 +270,8 @@ def default_benchmark(space: str, dataset: str) -> Path | None:
     root = data_dir()
     tables = {
         "nasbench201": Path("nasbench201") / "nb201_all_15625.csv",
-        "nasbench101": Path("nasbench101") / "zc_nasbench101.json",
-        "nasbench301": Path("nasbench301") / "zc_nasbench301.json",
+        "nasbench101": ZC_FILES["nasbench101"],
+        "nasbench301": ZC_FILES["nasbench301"],
         "transbench101_micro": Path("transnas101_micro") / "tnb101_micro_all_4096.csv",
         "transbench101_macro": Path("transnas101_macro") / "tnb101_macro_all_3256.csv",
     }
@@ -275,4 +285,4 @@ def default_benchmark(space: str, dataset: str) -> Path | None:
     return path if path.is_file() else None
 
 
-__all__ = ["GroundTruth", "load_ground_truth", "load_zc_scores", "default_benchmark"]
+__all__ = ["GroundTruth", "load_ground_truth", "load_zc_scores", "default_benchmark", "ZC_FILES"]

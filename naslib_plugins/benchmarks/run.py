@@ -95,6 +95,15 @@ def split_predictors(names: list[str], options: dict[str, dict] | None = None) -
     return per_arch, set_level
 
 
+def batch_settings(batches) -> dict:
+    """What a score log records of its batches. Only a non-native input resolution is recorded,
+    so logs from before the option still resume."""
+    out = {"batch_size": batches.batch_size, "labels": batches.labels, "data": batches.data}
+    if getattr(batches, "resolution", None) not in (None, batches.info.resolution):
+        out["resolution"] = batches.resolution
+    return out
+
+
 # what must agree for scores from an earlier run to stand in for scoring now
 _REUSE_KEYS = ("space", "dataset", "seed", "batch_size", "labels", "data", "resolution")
 
@@ -171,11 +180,7 @@ def run_correlation(
     out.mkdir(parents=True, exist_ok=True)
     keys = sample_keys(list(truth.values), n_archs, seed)
     per_arch, set_level = split_predictors(predictor_names, predictor_options)
-    base = {"space": space.name, "dataset": dataset, "seed": seed, "batch_size": batches.batch_size,
-            "labels": batches.labels, "data": batches.data}
-    # only a non-native input resolution is recorded, so logs from before the option still resume
-    if getattr(batches, "resolution", None) not in (None, batches.info.resolution):
-        base["resolution"] = batches.resolution
+    base = {"space": space.name, "dataset": dataset, "seed": seed, **batch_settings(batches)}
     # predictors an earlier run scored on every one of these architectures are not scored again
     reused: dict[str, dict] = {k: {"hash": k, "scores": {}, "seconds": {}, "status": {}, "reason": {}} for k in keys}
     for path in scores_from:
