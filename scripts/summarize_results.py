@@ -155,42 +155,54 @@ OTHER_SPACES = ("nasbench101", "nasbench301", "transbench101_micro", "transbench
 GAP = 0.1  # the issue asks for every Suite-Zero gap above this to be explained
 
 
-def recorded_spearman(space: str, dataset: str) -> tuple[dict[str, float | None], int]:
-    """Spearman of the scores NASLib recorded in its zc_<space>.json with the validation accuracy
-    recorded beside them: Suite-Zero's own scores on that file's architectures, a reference that
-    shares Suite-Zero's data and initialisations but not our inputs."""
+def _spearman(pairs: list[tuple[float, float]]) -> float | None:
+    """None where either side is constant: it ranks nothing."""
     from scipy import stats
 
+    if len(pairs) < 3 or len({x for x, _ in pairs}) < 2 or len({y for _, y in pairs}) < 2:
+        return None
+    return float(stats.spearmanr(*zip(*pairs)).statistic)
+
+
+def recorded_scores(space: str, dataset: str) -> dict[str, dict[str, float]]:
+    """The scores NASLib recorded in its zc_<space>.json for one dataset/task ({} without the data):
+    Suite-Zero's own scores on that file's architectures, a reference that shares Suite-Zero's data
+    and initialisations but not our inputs."""
     from naslib_plugins.benchmarks.ground_truth import ZC_FILES, load_zc_scores
     from naslib_plugins.data.batches import data_dir
     from naslib_plugins.spaces import get_space
 
     root = data_dir()
     if root is None or not (root / ZC_FILES[space]).is_file():
-        return {}, 0
-    recorded = load_zc_scores(root / ZC_FILES[space], get_space(space), dataset)
-    out = {}
-    names = {n for v in recorded.values() for n in v} - {"val_accuracy"}
-    for name in names:
-        pairs = [(v[name], v["val_accuracy"]) for v in recorded.values() if name in v and "val_accuracy" in v]
-        if len({x for x, _ in pairs}) < 2:
-            out[name] = None  # constant (e.g. NASLib's synflow where it underflowed): no ranking
-        elif len(pairs) > 2:
-            out[name] = float(stats.spearmanr(*zip(*pairs)).statistic)
-    return out, len(recorded)
+        return {}
+    return load_zc_scores(root / ZC_FILES[space], get_space(space), dataset)
+
+
+def our_scores(run_dir: Path) -> dict[str, dict[str, float]]:
+    """{hash: {predictor: score}} of a correlate run's valid scores, from its scores.csv."""
+    import csv
+
+    with (run_dir / "scores.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    names = [k[: -len("_status")] for k in (rows[0] if rows else {}) if k.endswith("_status")]
+    return {r["hash"]: {n: float(r[n]) for n in names if r[f"{n}_status"] == "ok"} for r in rows}
 
 
 def other_spaces_section(results: Path, anchors: Anchors) -> list[str]:
     """Every correlate run under results/<space>/ for the four other spaces, Spearman beside
-    NAS-Bench-Suite-Zero's for the same proxy and task (validation metric), gaps over GAP marked,
-    and NASLib's recorded scores' Spearman on its zc file as a same-protocol reference."""
+    NAS-Bench-Suite-Zero's for the same proxy and task (validation metric), gaps over GAP marked;
+    NASLib's recorded scores on its zc file as a same-protocol reference: their Spearman with the
+    validation metric, how much each score follows model size there and here, and the
+    per-architecture agreement on the architectures both hold."""
     suite = {(a.predictor, a.space, a.dataset): a.spearman for a in anchors.correlation
              if a.metric == "val_accuracy" and a.spearman is not None}
     out = []
     for space in OTHER_SPACES:
         for path in sorted((results / space).glob("correlate_*/correlation.json")):
             r = json.loads(path.read_text())
-            recorded, n_recorded = recorded_spearman(space, r["dataset"])
+            recorded = recorded_scores(space, r["dataset"])
+            ours = our_scores(path.parent)
+            shared = [k for k in ours if k in recorded]
             gaps = 0
             rows = []
             for name, c in r["predictors"].items():
@@ -198,13 +210,61 @@ def other_spaces_section(results: Path, anchors: Anchors) -> list[str]:
                 gap = None if ref is None or c["spearman"] is None else c["spearman"] - ref
                 gaps += gap is not None and abs(gap) > GAP
                 flag = "" if gap is None else f"{gap:+.2f}" + (f" **>{GAP}**" if abs(gap) > GAP else "")
-                rec = ("constant" if recorded[name] is None else fmt(recorded[name])) if name in recorded else ""
-                rows.append(f"| {name} | {fmt(c['spearman'])} | {fmt(c['kendall'])} | {c['n_valid']}/{c['n_failed']} "
-                            f"| {c['seconds_per_arch']:.3f} | {fmt(ref) if ref is not None else ''} | {flag} | {rec} |")
+                cols = [""] * 4
+                on_file = [v for v in recorded.values() if name in v]
+                if on_file:
+                    cols = [_spearman([(v[name], v["val_accuracy"]) for v in on_file if "val_accuracy" in v]),
+                            _spearman([(v[name], v["params"]) for v in on_file if "params" in v]),
+                            _spearman([(v[name], v["params"]) for v in ours.values() if name in v and "params" in v]),
+                            _spearman([(ours[k][name], recorded[k][name]) for k in shared
+                                       if name in ours[k] and name in recorded[k]])]
+                    cols = ["constant" if v is None else fmt(v) for v in cols]
+                rank = "constant" if "constant_score" in c else fmt(c["spearman"])
+                rows.append(f"| {name} | {rank} | {fmt(c['kendall'])} | {c['n_valid']}/{c['n_failed']} "
+                            f"| {c['seconds_per_arch']:.3f} | {fmt(ref) if ref is not None else ''} | {flag} | "
+                            + " | ".join(cols) + " |")
             out += [*run_heading(f"{space} {r['dataset']} ({gaps} gap(s) over {GAP} to Suite-Zero)", r, [
                 "predictor", "Spearman", "Kendall", "valid/failed", "s/arch", "Suite-Zero S", "ours - Suite-Zero",
-                f"NASLib recorded S ({n_recorded} archs of its zc file)"]), *rows, ""]
+                f"NASLib recorded S ({len(recorded)} archs of its zc file)", "NASLib's vs params S",
+                "ours vs params S", f"ours vs NASLib's per arch S ({len(shared)} shared)"]), *rows, ""]
     return out
+
+
+def spaces_block(results: Path, anchors: Anchors) -> list[str]:
+    """README: per space, each predictor's Spearman on every task with Suite-Zero's in brackets
+    and the mean seconds per architecture over the tasks."""
+    suite = {(a.predictor, a.space, a.dataset): a.spearman for a in anchors.correlation
+             if a.metric == "val_accuracy" and a.spearman is not None}
+    lines = [
+        "Spearman with the benchmark's validation metric, NAS-Bench-Suite-Zero's figure for the same",
+        "proxy and task in brackets, gaps over 0.1 in bold; s/arch: mean over the tasks, two",
+        "single-threaded workers on 2 CPU cores. NB101 and NB301: every architecture of NASLib's zc",
+        "file; TNB-101: 500 archs sampled with seed 0, CIFAR-10 images at 64x64 with synthetic targets",
+        "(no Taskonomy data here), batch 32. Made by `bash scripts/reproduce_spaces.sh` then",
+        "`python scripts/summarize_results.py`; per-task tables, data and commands in `results/README.md`.",
+    ]
+    for space in OTHER_SPACES:
+        runs = [json.loads(p.read_text()) for p in sorted((results / space).glob("correlate_*/correlation.json"))]
+        if not runs:
+            continue
+        tasks = [r["dataset"] for r in runs]
+        lines += ["", f"`{space}` ({len(runs)} run(s)):", "",
+                  "| predictor | " + " | ".join(tasks) + " | s/arch |", "|---|" + "---|" * (len(tasks) + 1)]
+        for name in runs[0]["predictors"]:
+            cells, secs = [], []
+            for r in runs:
+                c = r["predictors"].get(name)
+                if c is None:
+                    cells.append("")
+                    continue
+                secs.append(c["seconds_per_arch"])
+                ref = suite.get((name, space, r["dataset"]))
+                cell = "constant" if "constant_score" in c else fmt(c["spearman"])
+                if ref is not None and c["spearman"] is not None and abs(c["spearman"] - ref) > GAP:
+                    cell = f"**{cell}**"
+                cells.append(cell + ("" if ref is None else f" ({ref:.2f})"))
+            lines.append(f"| {name} | " + " | ".join(cells) + f" | {sum(secs) / len(secs):.3f} |")
+    return lines
 
 
 def search_block(results: Path, anchors: Anchors) -> list[str]:
@@ -286,6 +346,7 @@ def main() -> None:
     (results / "README.md").write_text("\n".join(lines))
     update_readme(Path("README.md"), readme_block(results))
     update_readme(Path("README.md"), searches, "search")
+    update_readme(Path("README.md"), spaces_block(results, anchors), "spaces")
     print("\n".join(lines))
 
 

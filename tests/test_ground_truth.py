@@ -104,7 +104,11 @@ def test_correlations_drop_invalid_pairs_and_count_them():
     assert c["kendall"] == 1.0 and c["spearman"] == 1.0
     reverse = correlations([-v for v in t], t)
     assert reverse["kendall"] == -1.0 and reverse["top10_precision"] == 0.0
-    assert correlations([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])["spearman"] is None
+    constant = correlations([0.0, 0.0, 0.0], [1.0, 2.0, 3.0])
+    # a constant score is named as such: no rank statistic, no top-10% pick among ties
+    assert constant["spearman"] is None and constant["top10_precision"] is None
+    assert constant["constant_score"] == 0.0 and constant["top1_truth"] == 2.0
+    assert "constant_score" not in c
     # the invalid pair with the best truth cannot be the top-scored one; a tie at the top averages
     assert c["top1_truth"] == 6.0 and reverse["top1_truth"] == 1.0
     assert correlations([3.0, 3.0, 1.0], [2.0, 5.0, 9.0])["top1_truth"] == 3.5

@@ -34,9 +34,14 @@ def correlations(scores: list, truth: list) -> dict:
         return {**out, "kendall": None, "spearman": None, "pearson": None, "top10_precision": None,
                 "top1_truth": None}
     s, t = np.array(pairs).T
-    out["top10_precision"] = round(top_precision(s, t), 6)
     out["top1_truth"] = round(top1_truth(s, t), 6)
-    if np.ptp(s) == 0 or np.ptp(t) == 0:  # a constant score ranks nothing
+    if np.ptp(s) == 0:
+        # a constant score ranks nothing (e.g. SynFlow where a saturating output head zeroes every
+        # gradient): said so, with the value, rather than left as a bare n/a
+        return {**out, "kendall": None, "spearman": None, "pearson": None, "top10_precision": None,
+                "constant_score": float(s[0])}
+    out["top10_precision"] = round(top_precision(s, t), 6)
+    if np.ptp(t) == 0:
         return {**out, "kendall": None, "spearman": None, "pearson": None}
 
     def clean(value: float) -> float | None:

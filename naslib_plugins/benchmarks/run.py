@@ -75,6 +75,10 @@ def correlation_table(result: dict) -> str:
         return "n/a" if v is None else f"{v:.3f}"
 
     for name, c in result["predictors"].items():
+        if "constant_score" in c:
+            lines.append(f"| {name} | constant: every valid score is {c['constant_score']:g} | | | | "
+                         f"{fmt(c['top1_truth'])} | {c['n_valid']} | {c['n_failed']} | {c['seconds_per_arch']:.3f} |")
+            continue
         lines.append(
             f"| {name} | {fmt(c['kendall'])} | {fmt(c['spearman'])} | {fmt(c['pearson'])} | "
             f"{fmt(c['top10_precision'])} | {fmt(c['top1_truth'])} | {c['n_valid']} | {c['n_failed']} | {c['seconds_per_arch']:.3f} |"
