@@ -210,15 +210,19 @@ def other_spaces_section(results: Path, anchors: Anchors) -> list[str]:
                 gap = None if ref is None or c["spearman"] is None else c["spearman"] - ref
                 gaps += gap is not None and abs(gap) > GAP
                 flag = "" if gap is None else f"{gap:+.2f}" + (f" **>{GAP}**" if abs(gap) > GAP else "")
-                cols = [""] * 4
+                cols = [""] * 5
                 on_file = [v for v in recorded.values() if name in v]
                 if on_file:
+                    both = [k for k in shared if name in ours[k] and name in recorded[k] and "val_accuracy" in recorded[k]]
                     cols = [_spearman([(v[name], v["val_accuracy"]) for v in on_file if "val_accuracy" in v]),
                             _spearman([(v[name], v["params"]) for v in on_file if "params" in v]),
                             _spearman([(v[name], v["params"]) for v in ours.values() if name in v and "params" in v]),
-                            _spearman([(ours[k][name], recorded[k][name]) for k in shared
-                                       if name in ours[k] and name in recorded[k]])]
+                            _spearman([(ours[k][name], recorded[k][name]) for k in both])]
                     cols = ["constant" if v is None else fmt(v) for v in cols]
+                    # the same architectures on both sides: what is left of a gap is not the sample
+                    on_shared = [_spearman([(src[k][name], recorded[k]["val_accuracy"]) for k in both])
+                                 for src in (ours, recorded)]
+                    cols.append(" / ".join("constant" if v is None else fmt(v) for v in on_shared))
                 rank = "constant" if "constant_score" in c else fmt(c["spearman"])
                 rows.append(f"| {name} | {rank} | {fmt(c['kendall'])} | {c['n_valid']}/{c['n_failed']} "
                             f"| {c['seconds_per_arch']:.3f} | {fmt(ref) if ref is not None else ''} | {flag} | "
@@ -226,7 +230,50 @@ def other_spaces_section(results: Path, anchors: Anchors) -> list[str]:
             out += [*run_heading(f"{space} {r['dataset']} ({gaps} gap(s) over {GAP} to Suite-Zero)", r, [
                 "predictor", "Spearman", "Kendall", "valid/failed", "s/arch", "Suite-Zero S", "ours - Suite-Zero",
                 f"NASLib recorded S ({len(recorded)} archs of its zc file)", "NASLib's vs params S",
-                "ours vs params S", f"ours vs NASLib's per arch S ({len(shared)} shared)"]), *rows, ""]
+                "ours vs params S", f"ours vs NASLib's per arch S ({len(shared)} shared)",
+                "on the shared archs: ours / NASLib's S"]), *rows, ""]
+    return out
+
+
+def input_checks_section(results: Path) -> list[str]:
+    """The runs that tell which of our inputs moves a proxy: agreement with NASLib's recorded
+    scores on the same architectures at two TNB input resolutions, and NB201 with true against
+    random labels."""
+    out = []
+    runs = sorted(results.glob("transbench101_*/naslib_agreement_*/agreement.json"))
+    if runs:
+        out += ["### Input checks: TNB input resolution", "",
+                "Spearman between our score and NASLib's recorded one for the same architectures (seeded",
+                "sample of its zc file), with our inputs at two resolutions; the benchmark's is 256.", "",
+                "| space | task | archs | resolution | predictor | Spearman with NASLib's | command |",
+                "|---|---|---|---|---|---|---|"]
+        for path in runs:
+            r = json.loads(path.read_text())
+            res = r["data"].split(" resized to ")[1].split(",")[0] if " resized to " in r["data"] else "native"
+            for name, c in r["predictors"].items():
+                out.append(f"| {r['space']} | {r['dataset']} | {r['n_archs']} | {res} | {name} | {fmt(c['spearman'])} "
+                           f"| `{r['command']}` |")
+        out.append("")
+    labels = {m: results / "nasbench201" / f"grasp_labels_cifar10_{m}" for m in ("true", "random")}
+    if all((d / "correlation.json").exists() for d in labels.values()):
+        r = {m: json.loads((d / "correlation.json").read_text()) for m, d in labels.items()}
+        ours = {m: our_scores(d) for m, d in labels.items()}
+        keys = sorted(set(ours["true"]) & set(ours["random"]))
+        out += ["### Input checks: labels (NAS-Bench-201 CIFAR-10)", "",
+                f"{len(keys)} cells, seed 0, true CIFAR-10 labels against random ones. Commands: "
+                + " and ".join(f"`{r[m]['command']}`" for m in labels), "",
+                "| predictor | Spearman, true labels | Spearman, random labels | vs params S, true / random "
+                "| true vs random per arch S |", "|---|---|---|---|---|"]
+        for name in r["true"]["predictors"]:
+            if name == "params":
+                continue
+            size = [_spearman([(v[name], v["params"]) for v in ours[m].values() if name in v]) for m in labels]
+            same = _spearman([(ours["true"][k][name], ours["random"][k][name]) for k in keys
+                              if name in ours["true"][k] and name in ours["random"][k]])
+            out.append(f"| {name} | {fmt(r['true']['predictors'][name]['spearman'])} "
+                       f"| {fmt(r['random']['predictors'][name]['spearman'])} | {fmt(size[0])} / {fmt(size[1])} "
+                       f"| {fmt(same)} |")
+        out.append("")
     return out
 
 
@@ -338,6 +385,7 @@ def main() -> None:
         *correlation_section(results, zico, suite),
         *agreement_section(results),
         *other_spaces_section(results, anchors),
+        *input_checks_section(results),
         "### Searches",
         "",
         *searches,
