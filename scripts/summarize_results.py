@@ -61,7 +61,8 @@ def correlation_section(results: Path, zico: dict, suite: dict) -> list[str]:
     return out
 
 
-def _agreement_scores(folder: Path) -> dict[str, dict[str, float]]:
+def read_scores_csv(folder: Path) -> dict[str, dict[str, str]]:
+    """A run's scores.csv as {hash: row} ({} where the run wrote none)."""
     import csv
 
     path = folder / "scores.csv"
@@ -97,7 +98,7 @@ def agreement_section(results: Path) -> list[str]:
         out.append(f"| {name} | {fmt(c['spearman'])} | {fmt(c['kendall'])} | {exact} |")
     out.append("")
     seed1 = results / "nasbench201" / "naslib_agreement_cifar10_seed1"
-    a, b = _agreement_scores(base), _agreement_scores(seed1)
+    a, b = read_scores_csv(base), read_scores_csv(seed1)
     if a and b:
         r1 = json.loads((seed1 / "agreement.json").read_text())
         keys = sorted(set(a) & set(b))
@@ -155,6 +156,17 @@ OTHER_SPACES = ("nasbench101", "nasbench301", "transbench101_micro", "transbench
 GAP = 0.1  # the issue asks for every Suite-Zero gap above this to be explained
 
 
+def suite_zero(anchors: Anchors) -> dict[tuple[str, str, str], float]:
+    """NAS-Bench-Suite-Zero's Spearman with the validation metric, keyed (predictor, space, dataset)."""
+    return {(a.predictor, a.space, a.dataset): a.spearman for a in anchors.correlation
+            if a.metric == "val_accuracy" and a.spearman is not None}
+
+
+def rank_cell(v: float | None) -> str:
+    """A Spearman computed by _spearman: None there means a constant side."""
+    return "constant" if v is None else fmt(v)
+
+
 def _spearman(pairs: list[tuple[float, float]]) -> float | None:
     """None where either side is constant: it ranks nothing."""
     from scipy import stats
@@ -180,12 +192,9 @@ def recorded_scores(space: str, dataset: str) -> dict[str, dict[str, float]]:
 
 def our_scores(run_dir: Path) -> dict[str, dict[str, float]]:
     """{hash: {predictor: score}} of a correlate run's valid scores, from its scores.csv."""
-    import csv
-
-    with (run_dir / "scores.csv").open() as f:
-        rows = list(csv.DictReader(f))
-    names = [k[: -len("_status")] for k in (rows[0] if rows else {}) if k.endswith("_status")]
-    return {r["hash"]: {n: float(r[n]) for n in names if r[f"{n}_status"] == "ok"} for r in rows}
+    rows = read_scores_csv(run_dir)
+    names = [k[: -len("_status")] for k in next(iter(rows.values()), {}) if k.endswith("_status")]
+    return {h: {n: float(r[n]) for n in names if r[f"{n}_status"] == "ok"} for h, r in rows.items()}
 
 
 def other_spaces_section(results: Path, anchors: Anchors) -> list[str]:
@@ -194,8 +203,7 @@ def other_spaces_section(results: Path, anchors: Anchors) -> list[str]:
     NASLib's recorded scores on its zc file as a same-protocol reference: their Spearman with the
     validation metric, how much each score follows model size there and here, and the
     per-architecture agreement on the architectures both hold."""
-    suite = {(a.predictor, a.space, a.dataset): a.spearman for a in anchors.correlation
-             if a.metric == "val_accuracy" and a.spearman is not None}
+    suite = suite_zero(anchors)
     out = []
     for space in OTHER_SPACES:
         for path in sorted((results / space).glob("correlate_*/correlation.json")):
@@ -218,11 +226,11 @@ def other_spaces_section(results: Path, anchors: Anchors) -> list[str]:
                             _spearman([(v[name], v["params"]) for v in on_file if "params" in v]),
                             _spearman([(v[name], v["params"]) for v in ours.values() if name in v and "params" in v]),
                             _spearman([(ours[k][name], recorded[k][name]) for k in both])]
-                    cols = ["constant" if v is None else fmt(v) for v in cols]
+                    cols = [rank_cell(v) for v in cols]
                     # the same architectures on both sides: what is left of a gap is not the sample
                     on_shared = [_spearman([(src[k][name], recorded[k]["val_accuracy"]) for k in both])
                                  for src in (ours, recorded)]
-                    cols.append(" / ".join("constant" if v is None else fmt(v) for v in on_shared))
+                    cols.append(" / ".join(rank_cell(v) for v in on_shared))
                 rank = "constant" if "constant_score" in c else fmt(c["spearman"])
                 rows.append(f"| {name} | {rank} | {fmt(c['kendall'])} | {c['n_valid']}/{c['n_failed']} "
                             f"| {c['seconds_per_arch']:.3f} | {fmt(ref) if ref is not None else ''} | {flag} | "
@@ -280,8 +288,7 @@ def input_checks_section(results: Path) -> list[str]:
 def spaces_block(results: Path, anchors: Anchors) -> list[str]:
     """README: per space, each predictor's Spearman on every task with Suite-Zero's in brackets
     and the mean seconds per architecture over the tasks."""
-    suite = {(a.predictor, a.space, a.dataset): a.spearman for a in anchors.correlation
-             if a.metric == "val_accuracy" and a.spearman is not None}
+    suite = suite_zero(anchors)
     lines = [
         "Spearman with the benchmark's validation metric, NAS-Bench-Suite-Zero's figure for the same",
         "proxy and task in brackets, gaps over 0.1 in bold; s/arch: mean over the tasks, two",
