@@ -368,6 +368,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: mean score of --nu-samples random architectures)")
     p.add_argument("--nu-scale", type=float, default=1.0, help="multiplies the fixed nu")
     p.add_argument("--nu-samples", type=int, default=50, help="random architectures for the fixed nu")
+    p.add_argument("--nu-stat", default="mean", help="fixed nu from the random architectures' scores: "
+                   "mean (eq. 39) | median (for heavy-tailed scores)")
     p.add_argument("--tau", type=float, default=1.0, help="Gumbel-softmax temperature")
     p.add_argument("--xi", type=float, default=1.0, help="step size: ||Delta|| <= xi")
     p.add_argument("--channels", type=int, default=16, help="nasi / zc-pt: supernet width C")

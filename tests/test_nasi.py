@@ -61,6 +61,10 @@ def test_nu_rules():
     assert adaptive_nu(1000.0, [10.0, 20.0]) == pytest.approx(1030.0 / 3)  # eq. 40 at t = 3
     assert fixed_nu([1.0, 2.0, 3.0]) == 2.0  # eq. 39
     assert fixed_nu([1.0, 2.0, 3.0], scale=2.5) == 5.0
+    # one heavy tail moves the mean (eq. 39) far above most scores, not the median
+    assert fixed_nu([1.0, 2.0, 3.0, 994.0]) == 250.0
+    assert fixed_nu([1.0, 2.0, 3.0, 994.0], stat="median") == 2.5
+    assert fixed_nu([1.0, 2.0, 3.0, 994.0], scale=2.0, stat="median") == 5.0
 
 
 def test_delta_normalises_by_the_running_max_norm():
@@ -194,6 +198,11 @@ def test_fixed_nu_and_saturated_penalty():
     assert flat.trace["slope"] == [0.0, 0.0] and flat.trace["grad_norm"] == [0.0, 0.0]
     assert flat.arch == (0,) * 6 and "not a search result" in flat.trace["warnings"][0]
     assert "warnings" not in fixed.trace
+    median = NASI(steps=2, nu="fixed", nu_samples=3, nu_stat="median", mu=2.0, **TINY).search(
+        space, "cifar10", batches, 0, progress=False)
+    # the same three random architectures (same seed), recorded; nu is their median
+    assert median.trace["random_scores"] == fixed.trace["random_scores"]
+    assert median.trace["nu"][0] == pytest.approx(float(np.median(fixed.trace["random_scores"])))
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -201,6 +210,9 @@ def test_fixed_nu_and_saturated_penalty():
     (dict(steps=0), "steps must be a positive integer"),
     (dict(tau=0.0), "tau must be"),
     (dict(nu_scale=2.0), "fixed nu only"),
+    (dict(nu="fixed", nu_stat="mode"), "unknown nu statistic"),
+    (dict(nu_stat="median"), "needs --nu fixed"),
+    (dict(nu="fixed", nu0=5.0, nu_stat="median"), "needs --nu fixed and no --nu0"),
 ])
 def test_bad_options(kwargs, message):
     with pytest.raises(UserError, match=message):

@@ -23,6 +23,10 @@ from naslib_plugins.optimizers.supernets import SUPPORTED_SPACES, Supernet, buil
 from naslib_plugins.spaces.base import SearchSpace
 
 NU_MODES = ("adaptive", "fixed")
+# the statistic of the random architectures' scores that sets a fixed nu: eq. 39 takes the mean;
+# the median is our variant for spaces whose S is heavy-tailed (NB201: the mean sits near the 92nd
+# percentile, where nu hardly constrains; results/nasi/objective_oracle_cifar10.md)
+NU_STATS = ("mean", "median")
 # batches for the fixed-nu estimate come from a separate stretch of the seeded stream, so
 # they do not depend on the number of search steps
 NU_BATCH_OFFSET = 1_000_000
@@ -46,11 +50,15 @@ def adaptive_nu(nu0: float, past_scores: Sequence[float]) -> float:
     return (nu0 + float(sum(past_scores))) / (len(past_scores) + 1)
 
 
-def fixed_nu(scores: Sequence[float], scale: float = 1.0) -> float:
-    """nu = nu_0 = mean S of N random architectures (eq. 39), optionally enlarged by `scale`."""
+def fixed_nu(scores: Sequence[float], scale: float = 1.0, stat: str = "mean") -> float:
+    """nu = nu_0 = mean S of N random architectures (eq. 39), optionally enlarged by `scale`;
+    stat="median" takes their median instead."""
     if not scores:
         raise ValueError("fixed nu needs at least one score")
-    return scale * float(sum(scores)) / len(scores)
+    if stat not in NU_STATS:
+        raise ValueError(f"unknown nu statistic {stat!r}; known: {', '.join(NU_STATS)}")
+    centre = float(np.median(scores)) if stat == "median" else float(sum(scores)) / len(scores)
+    return scale * centre
 
 
 def nasi_delta(gradients: Sequence[np.ndarray], xi: float = 1.0) -> np.ndarray:
@@ -104,10 +112,12 @@ class NASI(Optimizer):
     name = "nasi"
 
     def __init__(self, steps: int = 100, mu: float = 1.0, nu: str = "adaptive", nu0: float | None = None,
-                 nu_scale: float = 1.0, nu_samples: int = 50, tau: float = 1.0, xi: float = 1.0,
+                 nu_scale: float = 1.0, nu_samples: int = 50, nu_stat: str = "mean", tau: float = 1.0, xi: float = 1.0,
                  channels: int = 16, cells: int = 5):
         if nu not in NU_MODES:
             raise UserError(f"unknown nu mode {nu!r}; known: {', '.join(NU_MODES)}")
+        if nu_stat not in NU_STATS:
+            raise UserError(f"unknown nu statistic {nu_stat!r}; known: {', '.join(NU_STATS)}")
         for label, value in (("steps", steps), ("nu-samples", nu_samples), ("channels", channels), ("cells", cells)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UserError(f"nasi {label} must be a positive integer, got {value!r}")
@@ -118,6 +128,9 @@ class NASI(Optimizer):
                 raise UserError(f"nasi {label} must be a finite positive number, got {value!r}")
         if nu == "adaptive" and nu_scale != 1.0:
             raise UserError("nasi nu-scale enlarges the fixed nu only; use --nu fixed or drop it")
+        if nu_stat != "mean" and (nu == "adaptive" or nu0 is not None):
+            raise UserError("nasi nu-stat chooses how the fixed nu is estimated from random architectures; "
+                            "it needs --nu fixed and no --nu0")
         self.steps = steps
         self.mu = float(mu)
         self.nu = nu
@@ -126,6 +139,7 @@ class NASI(Optimizer):
         self.nu0 = float(nu0) if nu0 is not None else (1000.0 if nu == "adaptive" else None)
         self.nu_scale = float(nu_scale)
         self.nu_samples = nu_samples
+        self.nu_stat = nu_stat
         self.tau = float(tau)
         self.xi = float(xi)
         self.channels = channels
@@ -146,16 +160,17 @@ class NASI(Optimizer):
         net.train()
         generator = torch.Generator().manual_seed(seed)  # Gumbel noise and random architectures
 
+        trace: dict[str, list] = {"score": [], "nu": [], "slope": [], "grad_norm": []}
         fixed = None
         if self.nu == "fixed":
             if self.nu0 is not None:
                 fixed = self.nu_scale * self.nu0
             else:
-                fixed = fixed_nu(self._random_scores(net, batches, loss_fn, generator, progress), self.nu_scale)
+                trace["random_scores"] = self._random_scores(net, batches, loss_fn, generator, progress)
+                fixed = fixed_nu(trace["random_scores"], self.nu_scale, self.nu_stat)
 
         alpha = [torch.zeros(n, requires_grad=True) for n in net.groups]  # alpha_0 = 0
         gradients: list[np.ndarray] = []
-        trace: dict[str, list] = {"score": [], "nu": [], "slope": [], "grad_norm": []}
         steps = tqdm(range(self.steps), desc=f"nasi seed {seed}", unit="step", file=sys.stderr,
                      dynamic_ncols=True, disable=not progress)
         for t in steps:
