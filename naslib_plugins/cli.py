@@ -372,6 +372,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "mean (eq. 39) | median (for heavy-tailed scores)")
     p.add_argument("--tau", type=float, default=1.0, help="Gumbel-softmax temperature")
     p.add_argument("--xi", type=float, default=1.0, help="step size: ||Delta|| <= xi")
+    p.add_argument("--drop-none", action="store_true", default=None,
+                   help="nasi: leave `none` out of every edge's candidates (NB201, TNB micro)")
     p.add_argument("--channels", type=int, default=16, help="nasi / zc-pt: supernet width C")
     p.add_argument("--cells", type=int, default=5, help="nasi / zc-pt: supernet cells per stage N "
                    "(DARTS: N normal cells per stage, 3N + 2 in all; its search network is N = 2)")

@@ -27,7 +27,7 @@ from naslib_plugins.optimizers.run import parse_seeds
 from naslib_plugins.optimizers.supernets import NB201Supernet
 from naslib_plugins.predictors import get_predictor
 from naslib_plugins.spaces import get_space
-from naslib_plugins.spaces.nasbench201 import NB201Network
+from naslib_plugins.spaces.nasbench201 import NONE, NB201Network
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 TINY = dict(channels=4, cells=1)
@@ -186,6 +186,20 @@ def test_search_is_valid_and_deterministic():
     assert first.trace["nu"][0] == 1000.0 and len(first.trace["score"]) == 3
     norm = np.linalg.norm(np.concatenate(first.trace["alpha"]))
     assert 0 < norm <= 1.0 + 1e-9  # ||Delta|| <= xi
+
+
+def test_drop_none_never_samples_or_returns_none():
+    space = get_space("nasbench201")
+    batches = BatchSource("cifar10", batch_size=8, seed=0, data="gaussian")
+    out = NASI(steps=3, drop_none=True, **TINY).search(space, "cifar10", batches, 0, progress=False)
+    assert NONE not in out.arch
+    # p_none = 0 in every sample, so no gradient ever reaches its alpha
+    assert all(a[NONE] == 0.0 for a in out.trace["alpha"]) and any(any(a) for a in out.trace["alpha"])
+    fixed = NASI(steps=1, nu="fixed", nu_samples=2, drop_none=True, **TINY)
+    assert fixed.search(space, "cifar10", batches, 0, progress=False).trace["random_scores"]
+    # recorded only where it departs from the paper, so earlier runs' settings still match
+    assert "drop_none" not in NASI().options() and "nu_stat" not in NASI().options()
+    assert NASI(drop_none=True).options()["drop_none"] is True
 
 
 def test_fixed_nu_and_saturated_penalty():

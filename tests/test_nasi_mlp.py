@@ -94,3 +94,5 @@ def test_search_is_valid_and_deterministic():
     assert 0 < np.linalg.norm(np.concatenate(first.trace["alpha"])) <= 1.0 + 1e-9
     with pytest.raises(UserError, match="space 'mlp_act_skip' has no dataset 'cifar10'"):
         nasi.search(SPACE, "cifar10", batches, seed=0, progress=False)
+    with pytest.raises(UserError, match="the mlp_act_skip supernet has no `none` op to drop"):
+        NASI(steps=1, drop_none=True).search(SPACE, "digits", batches, seed=0, progress=False)

@@ -21,7 +21,7 @@ SEARCH_KEYS = ("optimizer", "space", "dataset", "config", "runs", "mean_test_acc
 RUN_KEYS = ("seed", "test_accuracy", "search_seconds")
 # the config values that tell one search protocol from another, in the order shown
 KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "pool", "validate_rounds", "steps", "mu", "nu",
-                "nu_stat", "channels", "cells", "batch_size", "labels", "data")
+                "nu_stat", "drop_none", "channels", "cells", "batch_size", "labels", "data")
 CSV_COLUMNS = ("kind", "space", "dataset", "method", "file", "settings", "n_archs", "seeds", "metric",
                "kendall", "spearman", "top10_precision", "n_valid", "n_failed", "seconds_per_arch",
                "mean_test_accuracy", "std_test_accuracy", "n_seeds", "mean_search_seconds", "mean_cpu_seconds",

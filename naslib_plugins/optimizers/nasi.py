@@ -113,7 +113,7 @@ class NASI(Optimizer):
 
     def __init__(self, steps: int = 100, mu: float = 1.0, nu: str = "adaptive", nu0: float | None = None,
                  nu_scale: float = 1.0, nu_samples: int = 50, nu_stat: str = "mean", tau: float = 1.0, xi: float = 1.0,
-                 channels: int = 16, cells: int = 5):
+                 channels: int = 16, cells: int = 5, drop_none: bool = False):
         if nu not in NU_MODES:
             raise UserError(f"unknown nu mode {nu!r}; known: {', '.join(NU_MODES)}")
         if nu_stat not in NU_STATS:
@@ -144,6 +144,16 @@ class NASI(Optimizer):
         self.xi = float(xi)
         self.channels = channels
         self.cells = cells
+        self.drop_none = bool(drop_none)
+
+    def options(self) -> dict:
+        options = super().options()
+        # options added after runs were recorded: left out at the paper's choice, so those runs
+        # keep resuming and their recorded commands still reproduce them
+        for key, paper in (("nu_stat", "mean"), ("drop_none", False)):
+            if options[key] == paper:
+                del options[key]
+        return options
 
     def check(self, space: SearchSpace, dataset: str) -> None:
         if space.name not in SUPPORTED_SPACES:
@@ -159,6 +169,13 @@ class NASI(Optimizer):
         # NCHW, not channels-last: the double backward, most of a step, runs faster in NCHW here
         net.train()
         generator = torch.Generator().manual_seed(seed)  # Gumbel noise and random architectures
+        # added to alpha wherever it is sampled or decoded: -inf takes `none` out of the candidates
+        offsets = [torch.zeros(n) for n in net.groups]
+        if self.drop_none:
+            if net.none_op is None:
+                raise UserError(f"nasi drop-none: the {space.name} supernet has no `none` op to drop")
+            for o in offsets:
+                o[net.none_op] = -math.inf
 
         trace: dict[str, list] = {"score": [], "nu": [], "slope": [], "grad_norm": []}
         fixed = None
@@ -166,7 +183,7 @@ class NASI(Optimizer):
             if self.nu0 is not None:
                 fixed = self.nu_scale * self.nu0
             else:
-                trace["random_scores"] = self._random_scores(net, batches, loss_fn, generator, progress)
+                trace["random_scores"] = self._random_scores(net, offsets, batches, loss_fn, generator, progress)
                 fixed = fixed_nu(trace["random_scores"], self.nu_scale, self.nu_stat)
 
         alpha = [torch.zeros(n, requires_grad=True) for n in net.groups]  # alpha_0 = 0
@@ -176,7 +193,7 @@ class NASI(Optimizer):
         for t in steps:
             x, y = batches.batch(t)
             x = x.contiguous()
-            weights = [straight_through(a, gumbel(a.numel(), generator), self.tau) for a in alpha]
+            weights = [straight_through(a + o, gumbel(a.numel(), generator), self.tau) for a, o in zip(alpha, offsets)]
             score = architecture_score(net, weights, x, y, loss_fn, create_graph=True)
             s = float(score.detach())
             if not math.isfinite(s):
@@ -195,20 +212,21 @@ class NASI(Optimizer):
                 trace[key].append(value)
         delta = nasi_delta(gradients, self.xi)
         alpha_star = list(torch.from_numpy(delta).split(list(net.groups)))  # alpha_0 + Delta*, alpha_0 = 0
-        arch = space.parse(net.decode(alpha_star))
+        arch = space.parse(net.decode([a + o for a, o in zip(alpha_star, offsets)]))
         trace["alpha"] = [a.tolist() for a in alpha_star]
         if not delta.any():
             trace["warnings"] = ["every G_t was 0 (S > nu with mu = 1 at every step), so alpha* = alpha_0 and "
                                  "the architecture is the first op of every choice, not a search result"]
         return SearchOutcome(arch=arch, trace=trace)
 
-    def _random_scores(self, net: Supernet, batches: BatchSource, loss_fn, generator: torch.Generator,
-                       progress: bool) -> list[float]:
-        """S of nu_samples architectures drawn from p_alpha0 (uniform per choice), for eq. 39."""
+    def _random_scores(self, net: Supernet, offsets: Sequence[torch.Tensor], batches: BatchSource, loss_fn,
+                       generator: torch.Generator, progress: bool) -> list[float]:
+        """S of nu_samples architectures drawn from p_alpha0 (uniform over each choice's candidates), for eq. 39."""
+        candidates = [torch.nonzero(torch.isfinite(o)).flatten().tolist() for o in offsets]
         scores = []
         for i in tqdm(range(self.nu_samples), desc="nasi nu estimate", unit="arch", file=sys.stderr,
                       dynamic_ncols=True, disable=not progress):
-            choice = [int(torch.randint(n, (1,), generator=generator)) for n in net.groups]
+            choice = [ops[int(torch.randint(len(ops), (1,), generator=generator))] for ops in candidates]
             weights = [torch.nn.functional.one_hot(torch.tensor(c), n).float() for c, n in zip(choice, net.groups)]
             x, y = batches.batch(NU_BATCH_OFFSET + i)
             scores.append(float(architecture_score(net, weights, x.contiguous(), y, loss_fn, create_graph=False)))

@@ -30,6 +30,9 @@ from naslib_plugins.spaces.base import SearchSpace
 class Supernet(nn.Module):
     space: str = ""
     groups: tuple[int, ...] = ()  # number of choices of each categorical
+    # the index of the `none` op in every categorical, where the space has one (NASI can leave it
+    # out of the candidates, as its DARTS variant does with `zero`)
+    none_op: int | None = None
     # Zero-Cost-PT's view: the edges whose ops are decided in one visiting order (one set per
     # cell type, visited in turn), and the nodes that keep only two of their input edges
     edge_sets: tuple[tuple[int, ...], ...] = ()
@@ -128,6 +131,7 @@ class NB201Supernet(Supernet):
 
     space = "nasbench201"
     groups = (nb201.NUM_OPS,) * nb201.NUM_EDGES
+    none_op = nb201.NONE
     edge_sets = (tuple(range(nb201.NUM_EDGES)),)
 
     def __init__(self, num_classes: int = 10, C: int = 16, N: int = 5):
@@ -456,6 +460,7 @@ class TNBMicroSupernet(tnb.TNBNet, Supernet):
 
     space = "transbench101_micro"
     groups = (len(tnb.MICRO_OPS),) * tnb.NUM_EDGES
+    none_op = tnb.NONE
     edge_sets = (tuple(range(tnb.NUM_EDGES)),)
 
     def __init__(self, space: tnb.TransBench101MicroSpace, task: str):
