@@ -20,6 +20,7 @@ import numpy as np
 
 from naslib_plugins.benchmarks.ground_truth import load_ground_truth
 from naslib_plugins.benchmarks.plots import read_scores
+from naslib_plugins.optimizers.nasi import penalty
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces.nasbench201 import NUM_OPS
 
@@ -50,7 +51,7 @@ def main() -> None:
                  ("1000 (nu0)", 1000.0), ("none (max E[S])", float("inf"))]
     for label, nu in settings:
         for mu in (1.0, 2.0):
-            r = s - mu * np.maximum(0.0, s - nu)
+            r = np.array([penalty(v, mu, nu) for v in s])
             arch = tuple(int(np.argmax([r[archs[:, e] == k].mean() for k in range(NUM_OPS)]))
                          for e in range(archs.shape[1]))
             print(f"| {label} | {mu:g} | `{space.to_string(arch)}` | {truth.get(space.hash(arch))} |")

@@ -13,6 +13,7 @@ from naslib_plugins.benchmarks.anchors import Anchors, parse_anchors
 from naslib_plugins.benchmarks.leaderboard import accuracy_cell, search_section
 
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
+DATASET_SHORT = {"cifar10": "C10", "cifar100": "C100", "ImageNet16-120": "IN16"}
 # the targets for Spearman on NB201 CIFAR-10 (1000 archs, seed 0, test accuracy)
 TARGETS = {"zico": 0.75, "synflow": 0.70, "snip": 0.53, "grasp": 0.45, "params": 0.70}
 
@@ -330,7 +331,9 @@ def search_block(results: Path, anchors: Anchors) -> list[str]:
     for r in section["rows"]:
         if r["space"] == "nasbench201":
             settings = ", ".join(kv for kv in r["settings"].split(", ") if kv not in standard)
-            rows.setdefault((r["method"], settings), {})[r["dataset"]] = r
+            by_ds = rows.setdefault((r["method"], settings), {})
+            if "transfer_from" not in r or r["dataset"] not in by_ds:  # a search on the dataset itself wins
+                by_ds[r["dataset"]] = r
     if not rows:
         return ["(no NB201 searches yet)"]
     lines = [
@@ -338,7 +341,8 @@ def search_block(results: Path, anchors: Anchors) -> list[str]:
         "seeds (n), published figure after the slash; seconds per run on this 2-core CPU (wall / process",
         "CPU, CIFAR-10; runs shared the cores, so wall exceeds CPU). CIFAR-100 and ImageNet16-120",
         "searches see the CIFAR-10 sample (16x16 for ImageNet16-120) with random labels over their",
-        "classes, as `correlate` does (no such images here). Commands in each `search.json`;",
+        "classes, as `correlate` does (no such images here). \"found on C10\": no search on that dataset,",
+        "the test accuracy there of the cells found on CIFAR-10. Commands in each `search.json`;",
         "all of them: `bash scripts/reproduce_zero_shot.sh` (zero-shot searches). Table made by",
         "`python scripts/summarize_results.py`.",
         "",
@@ -353,7 +357,8 @@ def search_block(results: Path, anchors: Anchors) -> list[str]:
                 cells.append("")
                 continue
             published = r["published"].split(",")[0] if r["published"] else ""
-            cells.append(accuracy_cell(r) + (f" / {published}" if published else ""))
+            found_on = f", found on {DATASET_SHORT[r['transfer_from']]}" if "transfer_from" in r else ""
+            cells.append(accuracy_cell(r).replace(")", found_on + ")", 1) + (f" / {published}" if published else ""))
         c10 = by_ds.get("cifar10")
         secs = "" if c10 is None else f"{c10['mean_search_seconds']:.0f} / {c10['mean_cpu_seconds']:.0f}"
         lines.append(f"| {method} | {settings} | " + " | ".join(cells) + f" | {secs} |")

@@ -75,7 +75,8 @@ def _correlation_run(folder: Path, space: str, dataset: str, scores: dict[str, l
     return result
 
 
-def _search_run(folder: Path, steps: int, accuracies: list[float], labels: str = "true") -> None:
+def _search_run(folder: Path, steps: int, accuracies: list[float], labels: str = "true",
+                transfer: dict | None = None) -> None:
     folder.mkdir(parents=True)
     runs = [{"seed": s, "arch": [0] * 6, "arch_str": "a", "test_accuracy": a, "val_accuracy": a - 3,
              "search_seconds": 10.0 + s, "cpu_seconds": 20.0} for s, a in enumerate(accuracies)]
@@ -85,7 +86,7 @@ def _search_run(folder: Path, steps: int, accuracies: list[float], labels: str =
                    "seeds": list(range(len(accuracies)))},
         "runs": runs, "mean_test_accuracy": float(np.mean(accuracies)), "std_test_accuracy": float(np.std(accuracies)),
         "mean_search_seconds": float(np.mean([r["search_seconds"] for r in runs])), "notes": ["seed 1: a note"],
-        "command": "naslib-plugins search ...",
+        "command": "naslib-plugins search ...", **({"transfer": transfer} if transfer else {}),
     }))
 
 
@@ -98,7 +99,8 @@ def tree(tmp_path: Path) -> Path:
                      {"zico": [t + rng.normal(0, 5) for t in truth], "nasi": list(10 ** rng.uniform(-2, 5, 30))},
                      truth, failed={"nasi": 3})
     _correlation_run(results / "nb101", "nasbench101", "cifar10", {"nwot": list(rng.normal(size=30))}, truth)
-    _search_run(results / "search" / "nasi_T100", 100, [93.0, 94.0])
+    _search_run(results / "search" / "nasi_T100", 100, [93.0, 94.0], transfer={
+        "cifar100": {"mean_test_accuracy": 70.0, "std_test_accuracy": 0.5, "n_seeds": 2}})
     _search_run(results / "search" / "nasi_random", 100, [90.0], labels="random")
     (tmp_path / "anchors.md").write_text(ANCHORS)
     return results
@@ -178,7 +180,7 @@ def test_leaderboard_tables_and_anchors(tree):
     assert "] **ZiCo Table 3**: ZiCo paper (Li et al., ICLR 2023), Table 3" in md
     assert "Protocol: Spearman rho with validation accuracy, 1000 random archs" in md
     # search: the true-label run matches NASI (T), the random-label run matches nothing
-    rows = {r["file"]: r for r in board["search"]["rows"]}
+    rows = {r["file"]: r for r in board["search"]["rows"] if "transfer_from" not in r}
     assert rows["search/nasi_T100/search.json"]["published"] == "NASI paper Table 4: 93.08 +- 0.24, 30 GPU-s"
     assert rows["search/nasi_random/search.json"]["published"] == ""
     assert "| nasi | steps=100, mu=1.0, nu=adaptive, batch_size=64, labels=true, data=real | nasbench201 | cifar10 | " \
@@ -186,6 +188,12 @@ def test_leaderboard_tables_and_anchors(tree):
     assert "| 90.00 (n=1) |" in md
     assert "| TE-NAS | published only | nasbench201 | cifar10 |" in md and "| 94.37 |" in md
     assert "- `search/nasi_T100/search.json`: seed 1: a note" in md
+    # the C10 search's cells on CIFAR-100: their own row, marked, matched to NASI (T)'s C100 figure
+    transfer = [r for r in board["search"]["rows"] if r.get("transfer_from") == "cifar10"]
+    assert [(r["dataset"], r["mean_test_accuracy"], r["mean_search_seconds"]) for r in transfer] == \
+        [("cifar100", 70.0, None)]
+    assert "| nasbench201 | cifar100 (found on cifar10) | 0, 1 | 70.00 +- 0.50 (n=2) | n/a / n/a |" in md
+    assert transfer[0]["published"].startswith("NASI paper Table 4: 69.51")
 
 
 def test_csv_and_json_agree_with_markdown(tree):
@@ -196,7 +204,7 @@ def test_csv_and_json_agree_with_markdown(tree):
     data = json.loads((tree / "LEADERBOARD.json").read_text())
     json_rows = [r for s in data["correlation"] for r in s["rows"] + s["published_only"]]
     json_rows += data["search"]["rows"] + data["search"]["published_only"]
-    assert len(csv_rows) == len(json_rows) == len(md_rows) == 10
+    assert len(csv_rows) == len(json_rows) == len(md_rows) == 12
     for c, j, m in zip(csv_rows, json_rows, md_rows):
         assert c["method"] == j["method"] == m[0]
         if c["kind"] == "correlation":

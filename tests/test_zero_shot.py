@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 from scipy import stats
 
+from naslib_plugins.benchmarks.ground_truth import load_ground_truth
 from naslib_plugins.cli import main
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
@@ -117,6 +118,15 @@ def test_search_cli_writes_the_schema(tmp_path, shared_data, capsys):
         assert set(run) >= {"seed", "arch", "arch_str", "test_accuracy", "val_accuracy", "search_seconds"}
         assert 0 < run["test_accuracy"] < 100
     assert result["mean_test_accuracy"] == pytest.approx(np.mean([r["test_accuracy"] for r in result["runs"]]))
+    # the found cells' accuracy on the other two datasets, read from the same table's columns
+    space = get_space("nasbench201")
+    for ds in ("cifar100", "ImageNet16-120"):
+        truth = load_ground_truth(bench, space, ds, "test_accuracy")
+        accs = [truth.get(space.hash(r["arch"])) for r in result["runs"]]
+        assert [r["transfer_test_accuracy"][ds] for r in result["runs"]] == accs
+        assert result["transfer"][ds]["mean_test_accuracy"] == pytest.approx(np.mean(accs))
+        assert result["transfer"][ds]["n_seeds"] == 2
+    assert "cifar10" not in result["transfer"]
     assert main(argv + ["--budget", "13"]) == 2  # resuming with other settings is refused
     assert "other settings" in capsys.readouterr().err
 

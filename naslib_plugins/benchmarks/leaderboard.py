@@ -22,7 +22,7 @@ RUN_KEYS = ("seed", "test_accuracy", "search_seconds")
 # the config values that tell one search protocol from another, in the order shown
 KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "pool", "validate_rounds", "steps", "mu", "nu",
                 "nu_stat", "drop_none", "channels", "cells", "batch_size", "labels", "data")
-CSV_COLUMNS = ("kind", "space", "dataset", "method", "file", "settings", "n_archs", "seeds", "metric",
+CSV_COLUMNS = ("kind", "space", "dataset", "transfer_from", "method", "file", "settings", "n_archs", "seeds", "metric",
                "kendall", "spearman", "top10_precision", "n_valid", "n_failed", "seconds_per_arch",
                "mean_test_accuracy", "std_test_accuracy", "n_seeds", "mean_search_seconds", "mean_cpu_seconds",
                "published")
@@ -133,7 +133,7 @@ def search_section(results_dir: Path, anchors: Anchors | None) -> dict:
         mine = anchors.for_search(data["optimizer"], space, dataset, config) if anchors else []
         runs = data["runs"]
         cpu = [r["cpu_seconds"] for r in runs if r.get("cpu_seconds") is not None]
-        rows.append({
+        row = {
             "kind": "search", "space": space, "dataset": dataset, "method": data["optimizer"],
             "file": path.relative_to(results_dir).as_posix(),
             "settings": ", ".join(f"{k}={config[k]}" for k in KEY_SETTINGS if k in config),
@@ -145,7 +145,17 @@ def search_section(results_dir: Path, anchors: Anchors | None) -> dict:
             "optimum": anchors.optimum.get((space, dataset)) if anchors else None,
             "published": _published(mine), "anchors": mine, "notes": data.get("notes", []),
             "data": data.get("data", ""), "command": data.get("command", ""),
-        })
+        }
+        rows.append(row)
+        for other, t in data.get("transfer", {}).items():
+            benchmarks[(space, other)] = None
+            mine = anchors.for_search(data["optimizer"], space, other, config) if anchors else []
+            rows.append({
+                **row, "dataset": other, "transfer_from": dataset, "mean_test_accuracy": t["mean_test_accuracy"],
+                "std_test_accuracy": t["std_test_accuracy"], "n_seeds": t["n_seeds"], "mean_search_seconds": None,
+                "mean_cpu_seconds": None, "optimum": anchors.optimum.get((space, other)) if anchors else None,
+                "anchors": mine, "published": _published(mine), "notes": [],
+            })
     matched = {id(a) for r in rows for a in r["anchors"]}
     published_only = []
     for space, dataset in benchmarks:
@@ -220,13 +230,15 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
             optimum = fmt(r["optimum"], 2) if r["optimum"] is not None else ""
             if r["kind"] == "search":
                 secs = f"{fmt(r['mean_search_seconds'], 1)} / {fmt(r['mean_cpu_seconds'], 1)}"
-                cells = [r["method"], r["settings"], r["space"], r["dataset"], r["seeds"], accuracy_cell(r), secs,
+                dataset = r["dataset"] + (f" (found on {r['transfer_from']})" if "transfer_from" in r else "")
+                cells = [r["method"], r["settings"], r["space"], dataset, r["seeds"], accuracy_cell(r), secs,
                          published, optimum, f"`{r['file']}`"]
             else:
                 cells = [r["method"], "published only", r["space"], r["dataset"], "", "", "", published, optimum, ""]
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", "Test accuracy: mean +- population std over the seeds, looked up in the benchmark; "
-                  "seconds are this machine's CPU wall and process time.", ""]
+                  "seconds are this machine's CPU wall and process time. A dataset marked \"found on\" gives "
+                  "the test accuracy there of the architectures searched for on the other dataset.", ""]
         lines += _sources_md(search["sources"], refs)
         notes = [(r["file"], n) for r in search["rows"] for n in r["notes"]]
         if notes:

@@ -19,14 +19,14 @@ from tqdm import tqdm
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
 from naslib_plugins.optimizers.base import Optimizer, SearchOutcome
-from naslib_plugins.optimizers.supernets import SUPPORTED_SPACES, Supernet, build_supernet
+from naslib_plugins.optimizers.supernets import NASI_SUPERNETS, SUPPORTED_SPACES, Supernet, build_supernet
 from naslib_plugins.spaces.base import SearchSpace
 
 NU_MODES = ("adaptive", "fixed")
 # the statistic of the random architectures' scores that sets a fixed nu: eq. 39 takes the mean;
 # the median is our variant for spaces whose S is heavy-tailed (NB201: the mean sits near the 92nd
 # percentile, where nu hardly constrains; results/nasi/objective_oracle_cifar10.md)
-NU_STATS = ("mean", "median")
+NU_STATS = {"mean": np.mean, "median": np.median}
 # batches for the fixed-nu estimate come from a separate stretch of the seeded stream, so
 # they do not depend on the number of search steps
 NU_BATCH_OFFSET = 1_000_000
@@ -55,10 +55,7 @@ def fixed_nu(scores: Sequence[float], scale: float = 1.0, stat: str = "mean") ->
     stat="median" takes their median instead."""
     if not scores:
         raise ValueError("fixed nu needs at least one score")
-    if stat not in NU_STATS:
-        raise ValueError(f"unknown nu statistic {stat!r}; known: {', '.join(NU_STATS)}")
-    centre = float(np.median(scores)) if stat == "median" else float(sum(scores)) / len(scores)
-    return scale * centre
+    return scale * float(NU_STATS[stat](scores))
 
 
 def nasi_delta(gradients: Sequence[np.ndarray], xi: float = 1.0) -> np.ndarray:
@@ -159,10 +156,13 @@ class NASI(Optimizer):
         if space.name not in SUPPORTED_SPACES:
             raise UserError(f"nasi has no supernet for search space {space.name!r}; supported: "
                             f"{', '.join(SUPPORTED_SPACES)}")
+        if self.drop_none and NASI_SUPERNETS[space.name].none_op is None:
+            raise UserError(f"nasi drop-none: the {space.name} supernet has no `none` op to drop")
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
                progress: bool = True) -> SearchOutcome:
         dataset = space.check_dataset(dataset)
+        self.check(space, dataset)
         loss_fn = space.loss_fn(dataset)
         torch.manual_seed(seed)  # theta_0
         net = build_supernet(space, dataset, self.channels, self.cells)
@@ -172,8 +172,6 @@ class NASI(Optimizer):
         # added to alpha wherever it is sampled or decoded: -inf takes `none` out of the candidates
         offsets = [torch.zeros(n) for n in net.groups]
         if self.drop_none:
-            if net.none_op is None:
-                raise UserError(f"nasi drop-none: the {space.name} supernet has no `none` op to drop")
             for o in offsets:
                 o[net.none_op] = -math.inf
 

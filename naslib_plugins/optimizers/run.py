@@ -58,6 +58,20 @@ def load_accuracies(path: Path | None, space: SearchSpace, dataset: str) -> tupl
     return truths, notes
 
 
+def load_transfer(path: Path | None, space: SearchSpace, dataset: str) -> dict[str, GroundTruth]:
+    """Test ground truth of the space's other datasets that the same file holds, to report how the
+    architecture found on `dataset` does on them (NASI's transferability claim, paper Sec. 4)."""
+    truths = {}
+    for other in space.datasets if path is not None else ():
+        if other == dataset:
+            continue
+        try:
+            truths[other] = load_ground_truth(path, space, other, "test_accuracy")
+        except BenchmarkFileError:
+            continue  # a file of one dataset (NB101, NB301) has nothing to transfer to
+    return truths
+
+
 def _mean_std(values: list[float | None]) -> tuple[float | None, float | None]:
     known = [v for v in values if v is not None]
     if not known:
@@ -81,6 +95,7 @@ def run_search(
     dataset = space.check_dataset(dataset)
     optimizer.check(space, dataset)
     truths, notes = load_accuracies(benchmark, space, dataset)  # fail before any search
+    transfer = load_transfer(benchmark, space, dataset)
     probe = batches_for(seeds[0])
     settings = {"optimizer": optimizer.name, "options": optimizer.options(), "space": space.name,
                 "dataset": dataset, "batch_size": probe.batch_size, "labels": probe.labels, "data": probe.data,
@@ -91,7 +106,8 @@ def run_search(
 
     def write(records: dict) -> dict:
         done = [records[str(s)] for s in seeds if str(s) in records]
-        result = _summary(optimizer, space, dataset, config, done, truths, notes, benchmark, probe, command)
+        result = _summary(optimizer, space, dataset, config, done, truths, transfer, notes, benchmark, probe,
+                          command)
         (out / "search.json").write_text(json.dumps(result, indent=2) + "\n")
         return result
 
@@ -115,8 +131,8 @@ def run_search(
 
 
 def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dict, records: list[dict],
-             truths: dict[str, GroundTruth], notes: list[str], benchmark: Path | None, probe: BatchSource,
-             command: str) -> dict:
+             truths: dict[str, GroundTruth], transfer: dict[str, GroundTruth], notes: list[str],
+             benchmark: Path | None, probe: BatchSource, command: str) -> dict:
     notes = list(notes)
     runs = []
     for r in records:
@@ -127,13 +143,23 @@ def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dic
             run[metric] = truths[metric].get(key) if metric in truths else None
             if metric in truths and run[metric] is None:
                 notes.append(f"seed {r['seed']}: {r['arch_str']} has no {metric} in {Path(benchmark).name}")
+        if transfer:
+            run["transfer_test_accuracy"] = {ds: truth.get(key) for ds, truth in transfer.items()}
         run["search_seconds"] = round(r["search_seconds"], 3)
         run["cpu_seconds"] = round(r["cpu_seconds"], 3)
         runs.append(run)
     mean_test, std_test = _mean_std([r["test_accuracy"] for r in runs])
+    transferred = {}
+    for ds in transfer:
+        values = [r["transfer_test_accuracy"][ds] for r in runs]
+        mean, std = _mean_std(values)
+        transferred[ds] = {"mean_test_accuracy": mean, "std_test_accuracy": std,
+                           "n_seeds": sum(v is not None for v in values)}
     return {
         "optimizer": optimizer.name, "space": space.name, "dataset": dataset, "config": config, "runs": runs,
         "mean_test_accuracy": mean_test, "std_test_accuracy": std_test,
+        # the same found architectures' test accuracy on the other datasets, without searching there
+        "transfer": transferred,
         "mean_search_seconds": float(np.mean([r["search_seconds"] for r in runs])) if runs else None,
         "benchmark": Path(benchmark).name if benchmark else None,
         "data": probe.describe().replace(f", seed {probe.seed}", ", seeded per search"),

@@ -38,6 +38,12 @@ class Supernet(nn.Module):
     edge_sets: tuple[tuple[int, ...], ...] = ()
     node_sets: tuple[tuple[tuple[int, ...], ...], ...] = ()
 
+    @classmethod
+    def for_space(cls, space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
+        """The supernet for `dataset`, C wide with N cells per stage (NB201's and DARTS's sizes;
+        spaces whose sizes are their own override this)."""
+        return cls(dataset_info(dataset).num_classes, C=C, N=N)
+
     def arch_of(self, ops: dict[int, int], kept: dict[tuple[int, ...], list[int]]) -> Any:
         """The architecture of op `ops[edge]` on every edge, each node keeping the edges `kept[node]`."""
         raise NotImplementedError
@@ -463,6 +469,10 @@ class TNBMicroSupernet(tnb.TNBNet, Supernet):
     none_op = tnb.NONE
     edge_sets = (tuple(range(tnb.NUM_EDGES)),)
 
+    @classmethod
+    def for_space(cls, space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
+        return cls(space, dataset)
+
     def __init__(self, space: tnb.TransBench101MicroSpace, task: str):
         task = space.check_dataset(task)
         # the space's own encoder with every edge `none`: its cells hold no op, only the width
@@ -512,6 +522,10 @@ class MLPActSkipSupernet(Supernet):
 
     space = "mlp_act_skip"
 
+    @classmethod
+    def for_space(cls, space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
+        return cls(space, dataset)
+
     def __init__(self, space: mlp.MLPActSkipSpace, dataset: str):
         super().__init__()
         info = dataset_info(space.check_dataset(dataset))
@@ -549,41 +563,42 @@ class MLPActSkipSupernet(Supernet):
         return tuple(int(a.argmax()) for a in alpha)  # ties: the first activation, skip off
 
 
-# space name -> (space, dataset, width C, cells per stage N) -> supernet; a space joins NASI's
-# search by adding its supernet here. C and N size NB201's and DARTS's networks (DARTS: N normal
-# cells per stage); the MLP's sizes are the space's own, and so are TNB's: its encoder's width
-# and skeleton ("64-41414") are the benchmark's, which the space does not let vary.
-_BUILDERS: dict[str, Callable[[SearchSpace, str, int, int], Supernet]] = {
-    "nasbench201": lambda space, dataset, C, N: NB201Supernet(dataset_info(dataset).num_classes, C=C, N=N),
-    "mlp_act_skip": lambda space, dataset, C, N: MLPActSkipSupernet(space, dataset),
-    "nasbench301": lambda space, dataset, C, N: NASIDartsSupernet(dataset_info(dataset).num_classes, C=C, N=N),
-    "transbench101_micro": lambda space, dataset, C, N: TNBMicroSupernet(space, dataset),
+# space name -> NASI's supernet class; a space joins NASI's search by adding its supernet here.
+# C and N size NB201's and DARTS's networks (DARTS: N normal cells per stage); the MLP's sizes
+# are the space's own, and so are TNB's: its encoder's width and skeleton ("64-41414") are the
+# benchmark's, which the space does not let vary.
+NASI_SUPERNETS: dict[str, type[Supernet]] = {
+    "nasbench201": NB201Supernet,
+    "mlp_act_skip": MLPActSkipSupernet,
+    "nasbench301": NASIDartsSupernet,
+    "transbench101_micro": TNBMicroSupernet,
 }
-SUPPORTED_SPACES = tuple(_BUILDERS)
+SUPPORTED_SPACES = tuple(NASI_SUPERNETS)
 
 
-def _build(builders: dict, kind: str, space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
-    if space.name not in builders:
-        raise UserError(f"no {kind} for search space {space.name!r}; supported: {', '.join(builders)}")
-    return builders[space.name](space, dataset, C, N)
+def _build(supernets: dict[str, type[Supernet]], kind: str, space: SearchSpace, dataset: str, C: int,
+           N: int) -> Supernet:
+    if space.name not in supernets:
+        raise UserError(f"no {kind} for search space {space.name!r}; supported: {', '.join(supernets)}")
+    return supernets[space.name].for_space(space, dataset, C, N)
 
 
 def build_supernet(space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
-    return _build(_BUILDERS, "supernet", space, dataset, C, N)
+    return _build(NASI_SUPERNETS, "supernet", space, dataset, C, N)
 
 
 # Zero-Cost-PT's supernets take soft mixtures (no gradient), and its candidates are rebuilt as
 # stand-alone networks of the same width and depth (TNB's: the benchmark's, as its supernet)
-_MIXED_BUILDERS: dict[str, Callable[[SearchSpace, str, int, int], Supernet]] = {
-    "nasbench201": lambda space, dataset, C, N: NB201Supernet(dataset_info(dataset).num_classes, C=C, N=N),
-    "nasbench301": lambda space, dataset, C, N: DartsSupernet(dataset_info(dataset).num_classes, C=C, N=N),
-    "transbench101_micro": lambda space, dataset, C, N: TNBMicroSupernet(space, dataset),
+MIXED_SUPERNETS: dict[str, type[Supernet]] = {
+    "nasbench201": NB201Supernet,
+    "nasbench301": DartsSupernet,
+    "transbench101_micro": TNBMicroSupernet,
 }
-MIXED_SPACES = tuple(_MIXED_BUILDERS)
+MIXED_SPACES = tuple(MIXED_SUPERNETS)
 
 
 def build_mixed_supernet(space: SearchSpace, dataset: str, C: int, N: int) -> Supernet:
-    return _build(_MIXED_BUILDERS, "mixed-op supernet", space, dataset, C, N)
+    return _build(MIXED_SUPERNETS, "mixed-op supernet", space, dataset, C, N)
 
 
 def build_standalone(space: SearchSpace, arch: Any, dataset: str, C: int, N: int) -> nn.Module:
