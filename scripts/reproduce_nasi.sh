@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The NASI searches of issue 4 in results/nasi: NAS-Bench-201 CIFAR-10 at T = 100 and 4T = 400
+# steps with `none` left out (--drop-none, our variant), the label- and data-agnostic checks, the
+# paper's protocol as specified (`none` a candidate) and its median-nu ablation, five seeds each;
+# then DARTS (NB301) seed 0 at the config's size. CIFAR-100 and ImageNet16-120 come from the same
+# runs: each search.json gives the found cells' accuracy there ("transfer").
+# Jobs run two at a time (JOBS=N to change), one torch thread each; each job owns its folder and
+# resumes per seed, so rerunning continues where a killed run stopped (a seed in flight is redone).
+# Usage: scripts/reproduce_nasi.sh [job-name-substring ...]   (no argument: every job, in order)
+set -euo pipefail
+: "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"
+export OMP_NUM_THREADS=1
+nb201="--benchmark $NASLIB_PLUGINS_DATA/nasbench201/nb201_all_15625.csv"
+drop="--config configs/nasi_nasbench201_drop_none.yaml $nb201"
+paper="--config configs/nasi_nasbench201.yaml $nb201"
+jobs=(
+  "nasbench201_cifar10_T100_drop_none $drop"
+  "nasbench201_cifar10_T100_drop_none_gaussian $drop --data gaussian"
+  "nasbench201_cifar10_T100_drop_none_random_labels $drop --labels random"
+  "nasbench201_cifar10_T400_drop_none $drop --steps 400"
+  "nasbench201_cifar10_T100 $paper"
+  "nasbench201_cifar10_T100_random_labels $paper --labels random"
+  "nasbench201_cifar10_T100_fixed_median --config configs/nasi_nasbench201_median.yaml $nb201"
+  "nasbench301_cifar10_seed0 --config configs/nasi_nasbench301.yaml --benchmark $NASLIB_PLUGINS_DATA/nasbench301/zc_nasbench301.json"
+)
+selected=()
+for job in "${jobs[@]}"; do
+  if [ $# -eq 0 ]; then selected+=("$job"); continue; fi
+  for want in "$@"; do [[ "${job%% *}" == *"$want"* ]] && { selected+=("$job"); break; }; done
+done
+printf '%s\n' "${selected[@]}" | xargs -P "${JOBS:-2}" -I{} sh -c 'set -- {}; out=$1; shift;
+  naslib-plugins search "$@" --out "results/nasi/$out"'
