@@ -210,6 +210,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"seed {run['seed']}: {run['arch_str']}  test accuracy {acc}  {run['search_seconds']:.1f} s")
     if result["mean_test_accuracy"] is not None:
         print(f"mean test accuracy {result['mean_test_accuracy']:.2f} +- {result['std_test_accuracy']:.2f}")
+    for other, t in result["transfer"].items():
+        if t["mean_test_accuracy"] is not None:
+            print(f"  the same cells on {other}: {t['mean_test_accuracy']:.2f} +- {t['std_test_accuracy']:.2f}")
     for note in result["notes"]:
         print(f"note: {note}")
     return 0

@@ -127,6 +127,7 @@ def test_search_cli_writes_the_schema(tmp_path, shared_data, capsys):
         assert result["transfer"][ds]["mean_test_accuracy"] == pytest.approx(np.mean(accs))
         assert result["transfer"][ds]["n_seeds"] == 2
     assert "cifar10" not in result["transfer"]
+    assert "the same cells on ImageNet16-120: " in capsys.readouterr().out
     assert main(argv + ["--budget", "13"]) == 2  # resuming with other settings is refused
     assert "other settings" in capsys.readouterr().err
 
