@@ -10,23 +10,18 @@
 set -euo pipefail
 : "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"
 export OMP_NUM_THREADS=1
+source "$(dirname "$0")/search_jobs.sh"
 nb201="--benchmark $NASLIB_PLUGINS_DATA/nasbench201/nb201_all_15625.csv"
 drop="--config configs/nasi_nasbench201_drop_none.yaml $nb201"
 paper="--config configs/nasi_nasbench201.yaml $nb201"
 jobs=(
-  "nasbench201_cifar10_T100_drop_none $drop"
-  "nasbench201_cifar10_T100_drop_none_gaussian $drop --data gaussian"
-  "nasbench201_cifar10_T100_drop_none_random_labels $drop --labels random"
-  "nasbench201_cifar10_T400_drop_none $drop --steps 400"
-  "nasbench201_cifar10_T100 $paper"
-  "nasbench201_cifar10_T100_random_labels $paper --labels random"
-  "nasbench201_cifar10_T100_fixed_median --config configs/nasi_nasbench201_median.yaml $nb201"
-  "nasbench301_cifar10_seed0 --config configs/nasi_nasbench301.yaml --benchmark $NASLIB_PLUGINS_DATA/nasbench301/zc_nasbench301.json"
+  "nasi/nasbench201_cifar10_T100_drop_none $drop"
+  "nasi/nasbench201_cifar10_T100_drop_none_gaussian $drop --data gaussian"
+  "nasi/nasbench201_cifar10_T100_drop_none_random_labels $drop --labels random"
+  "nasi/nasbench201_cifar10_T400_drop_none $drop --steps 400"
+  "nasi/nasbench201_cifar10_T100 $paper"
+  "nasi/nasbench201_cifar10_T100_random_labels $paper --labels random"
+  "nasi/nasbench201_cifar10_T100_fixed_median --config configs/nasi_nasbench201_median.yaml $nb201"
+  "nasi/nasbench301_cifar10_seed0 --config configs/nasi_nasbench301.yaml --benchmark $NASLIB_PLUGINS_DATA/nasbench301/zc_nasbench301.json"
 )
-selected=()
-for job in "${jobs[@]}"; do
-  if [ $# -eq 0 ]; then selected+=("$job"); continue; fi
-  for want in "$@"; do [[ "${job%% *}" == *"$want"* ]] && { selected+=("$job"); break; }; done
-done
-printf '%s\n' "${selected[@]}" | xargs -P "${JOBS:-2}" -I{} sh -c 'set -- {}; out=$1; shift;
-  naslib-plugins search "$@" --out "results/nasi/$out"'
+run_jobs "$@"

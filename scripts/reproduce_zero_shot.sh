@@ -7,24 +7,19 @@
 set -euo pipefail
 : "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"
 export OMP_NUM_THREADS=1
-truth="$NASLIB_PLUGINS_DATA/nasbench201/nb201_all_15625.csv"
+source "$(dirname "$0")/search_jobs.sh"
+common="--space nasbench201 --seeds 0-4 --benchmark $NASLIB_PLUGINS_DATA/nasbench201/nb201_all_15625.csv"
 jobs=()
 for ds in cifar10 ImageNet16-120 cifar100; do
   for pred in zico nwot_eval; do
-    jobs+=("zc_pt/nasbench201_${ds}_${pred} --optimizer zc-pt --predictor $pred --dataset $ds")
+    jobs+=("zc_pt/nasbench201_${ds}_${pred} $common --optimizer zc-pt --predictor $pred --dataset $ds")
   done
   for opt in zc-evolution zc-random; do
-    jobs+=("${opt//-/_}/nasbench201_${ds}_zico_b1000 --optimizer $opt --predictor zico --budget 1000 --dataset $ds")
+    jobs+=("${opt//-/_}/nasbench201_${ds}_zico_b1000 $common --optimizer $opt --predictor zico --budget 1000 --dataset $ds")
   done
 done
 # NASWOT in train mode last: the other four are the figures the comparisons rest on
 for ds in cifar10 ImageNet16-120 cifar100; do
-  jobs+=("zc_pt/nasbench201_${ds}_nwot --optimizer zc-pt --predictor nwot --dataset $ds")
+  jobs+=("zc_pt/nasbench201_${ds}_nwot $common --optimizer zc-pt --predictor nwot --dataset $ds")
 done
-selected=()
-for job in "${jobs[@]}"; do
-  if [ $# -eq 0 ]; then selected+=("$job"); continue; fi
-  for want in "$@"; do [[ "${job%% *}" == *"$want"* ]] && { selected+=("$job"); break; }; done
-done
-printf '%s\n' "${selected[@]}" | xargs -P "${JOBS:-2}" -I{} sh -c 'set -- {}; out=$1; shift;
-  naslib-plugins search --space nasbench201 "$@" --seeds 0-4 --benchmark "'"$truth"'" --out "results/$out"'
+run_jobs "$@"
