@@ -359,8 +359,8 @@ def search_block(results: Path, anchors: Anchors) -> list[str]:
                 cells.append("")
                 continue
             published = r["published"].split(",")[0] if r["published"] else ""
-            found_on = f", found on {DATASET_SHORT[r['transfer_from']]}" if "transfer_from" in r else ""
-            cells.append(accuracy_cell(r).replace(")", found_on + ")", 1) + (f" / {published}" if published else ""))
+            found_on = f"found on {DATASET_SHORT[r['transfer_from']]}" if "transfer_from" in r else ""
+            cells.append(accuracy_cell(r, found_on) + (f" / {published}" if published else ""))
         c10 = by_ds.get("cifar10")
         secs = "" if c10 is None else f"{c10['mean_search_seconds']:.0f} / {c10['mean_cpu_seconds']:.0f}"
         lines.append(f"| {method} | {settings} | " + " | ".join(cells) + f" | {secs} |")

@@ -168,11 +168,13 @@ def search_section(results_dir: Path, anchors: Anchors | None) -> dict:
             "sources": list(dict.fromkeys(a.source for r in rows + published_only for a in r["anchors"]))}
 
 
-def accuracy_cell(row: dict) -> str:
+def accuracy_cell(row: dict, note: str = "") -> str:
+    """Mean (+- std) over seeds and "(n=..., note)"."""
     mean, std, n = row["mean_test_accuracy"], row["std_test_accuracy"], row["n_seeds"]
     if mean is None:
         return "n/a"
-    return f"{mean:.2f} (n=1)" if n < 2 else f"{mean:.2f} +- {std:.2f} (n={n})"
+    tail = f"(n={n}{', ' + note if note else ''})"
+    return f"{mean:.2f} {tail}" if n < 2 else f"{mean:.2f} +- {std:.2f} {tail}"
 
 
 def _sources_md(sources: list[Source], refs: dict[Source, int]) -> list[str]:
