@@ -222,16 +222,18 @@ def other_spaces_section(results: Path, anchors: Anchors) -> list[str]:
                 gap = None if ref is None or c["spearman"] is None else c["spearman"] - ref
                 gaps += gap is not None and abs(gap) > GAP
                 flag = "" if gap is None else f"{gap:+.2f}" + (f" **>{GAP}**" if abs(gap) > GAP else "")
-                cols = [""] * 5
+                # how much ours follows size needs no NASLib counterpart (ZiCo has none)
+                vs_params = rank_cell(_spearman([(v[name], v["params"]) for v in ours.values()
+                                                 if name in v and "params" in v]))
+                cols = ["", "", vs_params, "", ""]
                 theirs = NASLIB_COUNTERPART.get(name, name)
                 on_file = [v for v in recorded.values() if theirs in v]
                 if on_file:
                     both = [k for k in shared if name in ours[k] and theirs in recorded[k] and "val_accuracy" in recorded[k]]
-                    cols = [_spearman([(v[theirs], v["val_accuracy"]) for v in on_file if "val_accuracy" in v]),
-                            _spearman([(v[theirs], v["params"]) for v in on_file if "params" in v]),
-                            _spearman([(v[name], v["params"]) for v in ours.values() if name in v and "params" in v]),
-                            _spearman([(ours[k][name], recorded[k][theirs]) for k in both])]
-                    cols = [rank_cell(v) for v in cols]
+                    cols = [rank_cell(_spearman([(v[theirs], v["val_accuracy"]) for v in on_file if "val_accuracy" in v])),
+                            rank_cell(_spearman([(v[theirs], v["params"]) for v in on_file if "params" in v])),
+                            vs_params,
+                            rank_cell(_spearman([(ours[k][name], recorded[k][theirs]) for k in both]))]
                     # the same architectures on both sides: what is left of a gap is not the sample
                     on_shared = [_spearman([(src[k][key], recorded[k]["val_accuracy"]) for k in both])
                                  for src, key in ((ours, name), (recorded, theirs))]
