@@ -24,7 +24,7 @@ def _batches(args: argparse.Namespace, dataset: str):
 
 
 def _benchmark(args: argparse.Namespace, space: str, dataset: str) -> Path:
-    from naslib_plugins.benchmarks.ground_truth import default_benchmark
+    from naslib_plugins.evaluation.ground_truth import default_benchmark
     from naslib_plugins.data.batches import DATA_ENV
 
     if args.benchmark:
@@ -36,8 +36,8 @@ def _benchmark(args: argparse.Namespace, space: str, dataset: str) -> Path:
 
 
 def cmd_correlate(args: argparse.Namespace) -> int:
-    from naslib_plugins.benchmarks.ground_truth import load_ground_truth
-    from naslib_plugins.benchmarks.run import correlation_table, run_correlation
+    from naslib_plugins.evaluation.ground_truth import load_ground_truth
+    from naslib_plugins.evaluation.correlate import correlation_table, run_correlation
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import get_space
 
@@ -58,9 +58,9 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 def cmd_agreement(args: argparse.Namespace) -> int:
     """Per-architecture agreement with the scores NASLib recorded in a zc_<space>.json."""
-    from naslib_plugins.benchmarks.correlation import correlations
-    from naslib_plugins.benchmarks.ground_truth import load_zc_scores
-    from naslib_plugins.benchmarks.run import batch_settings, sample_keys, score_keys
+    from naslib_plugins.evaluation.correlation import correlations
+    from naslib_plugins.evaluation.ground_truth import load_zc_scores
+    from naslib_plugins.evaluation.correlate import batch_settings, sample_keys, score_keys
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import get_space
 
@@ -126,8 +126,9 @@ def _model_options(pairs: list[str] | None) -> dict[str, int]:
 def cmd_score(args: argparse.Namespace) -> int:
     """Score the named architectures, every one (--all) or a seeded random sample of distinct ones;
     one JSON line each on stdout, or streamed into a resumable score log with --out."""
-    from naslib_plugins.benchmarks.run import batch_settings
-    from naslib_plugins.benchmarks.scoring import (ScoreLog, check_backend, distinct_sample, make_predictors,
+    from naslib_plugins.evaluation.correlate import batch_settings
+    from naslib_plugins.evaluation.journal import ScoreLog
+    from naslib_plugins.evaluation.scoring import (check_backend, distinct_sample, make_predictors,
                                                    ray_session, score_into_log, score_stream)
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import get_space
@@ -188,9 +189,9 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Independent searches, one per seed; the found architectures' accuracies from the benchmark."""
-    from naslib_plugins.benchmarks.ground_truth import default_benchmark
-    from naslib_plugins.optimizers import OPTIMIZERS
-    from naslib_plugins.optimizers.run import parse_seeds, run_search
+    from naslib_plugins.evaluation.ground_truth import default_benchmark
+    from naslib_plugins.search import OPTIMIZERS
+    from naslib_plugins.evaluation.search_run import parse_seeds, run_search
     from naslib_plugins.spaces import get_space
 
     if not args.out:
@@ -221,7 +222,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     """Correlate and search on the packaged digits benchmark of mlp_act_skip; no files needed."""
     from naslib_plugins.demo import run_demo
-    from naslib_plugins.optimizers.run import parse_seeds
+    from naslib_plugins.evaluation.search_run import parse_seeds
 
     run_demo(Path(args.out), n_archs=args.n_archs, seeds=tuple(parse_seeds(args.seeds)), budget=args.budget,
              steps=args.steps, batch_size=args.batch_size, command="naslib-plugins " + shlex.join(sys.argv[1:]))
@@ -248,7 +249,7 @@ def cmd_naslib_run(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """LEADERBOARD.md/.csv/.json (and plots) from every run under a results folder."""
-    from naslib_plugins.benchmarks.leaderboard import build_leaderboard
+    from naslib_plugins.reporting.leaderboard import build_leaderboard
     from naslib_plugins.data.batches import data_dir
 
     anchors, root = (Path(args.anchors) if args.anchors else None), data_dir()
@@ -262,7 +263,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from naslib_plugins.optimizers import OPTIMIZERS
+    from naslib_plugins.search import OPTIMIZERS
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import SPACES
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from naslib_plugins.benchmarks.ground_truth import load_ground_truth
-from naslib_plugins.benchmarks.leaderboard import build_leaderboard
-from naslib_plugins.benchmarks.minibench import TABLE
-from naslib_plugins.benchmarks.run import correlation_table, run_correlation
+from naslib_plugins.evaluation.ground_truth import load_ground_truth
+from naslib_plugins.reporting.leaderboard import build_leaderboard
+from naslib_plugins.evaluation.minibench import TABLE
+from naslib_plugins.evaluation.correlate import correlation_table, run_correlation
 from naslib_plugins.data.digits import DigitsBatchSource
 from naslib_plugins.errors import BenchmarkFileError
-from naslib_plugins.optimizers import OPTIMIZERS
-from naslib_plugins.optimizers.run import run_search
+from naslib_plugins.search import OPTIMIZERS
+from naslib_plugins.evaluation.search_run import run_search
 from naslib_plugins.predictors import PREDICTORS
 from naslib_plugins.spaces import get_space
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from naslib_plugins.benchmarks.ground_truth import ZC_FILES, load_zc_scores
+from naslib_plugins.evaluation.ground_truth import ZC_FILES, load_zc_scores
 from naslib_plugins.spaces import get_space
 
 

@@ -1,5 +1,5 @@
 """Make the digits ground-truth table of the `mlp_act_skip` space (package data used by `demo`):
-train all 4,096 architectures with the fixed recipe in naslib_plugins/benchmarks/minibench.py.
+train all 4,096 architectures with the fixed recipe in naslib_plugins/evaluation/minibench.py.
 Resumable: rerun the same command after an interruption.
 
     python scripts/make_digits_benchmark.py [--workers 2] [--out naslib_plugins/data/digits_mlp_act_skip.csv]
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from naslib_plugins.benchmarks.minibench import TABLE, make_table
+from naslib_plugins.evaluation.minibench import TABLE, make_table
 from naslib_plugins.spaces import get_space
 
 

@@ -14,7 +14,7 @@ run() {
 run --out "$out/true"
 run --labels random --out "$out/random_labels"
 run --data gaussian --out "$out/gaussian"
-python -c 'import sys; from pathlib import Path; from naslib_plugins.benchmarks.plots import nasi_agnostic_plot
+python -c 'import sys; from pathlib import Path; from naslib_plugins.reporting.plots import nasi_agnostic_plot
 rho = nasi_agnostic_plot(*map(Path, sys.argv[1:5]))
 print(f"Pearson rho: true vs random labels {rho[0]:.3f}, true vs Gaussian data {rho[1]:.3f}")' \
   "$out/true" "$out/random_labels" "$out/gaussian" results/plots/nasi_agnostic.png

@@ -9,8 +9,8 @@ import argparse
 import json
 from pathlib import Path
 
-from naslib_plugins.benchmarks.anchors import Anchors, parse_anchors
-from naslib_plugins.benchmarks.leaderboard import accuracy_cell, search_section
+from naslib_plugins.reporting.published import Anchors, parse_anchors
+from naslib_plugins.reporting.leaderboard import accuracy_cell, search_section
 
 DATASETS = ("cifar10", "cifar100", "ImageNet16-120")
 DATASET_SHORT = {"cifar10": "C10", "cifar100": "C100", "ImageNet16-120": "IN16"}
@@ -184,7 +184,7 @@ def recorded_scores(space: str, dataset: str) -> dict[str, dict[str, float]]:
     """The scores NASLib recorded in its zc_<space>.json for one dataset/task ({} without the data):
     Suite-Zero's own scores on that file's architectures, a reference that shares Suite-Zero's data
     and initialisations but not our inputs."""
-    from naslib_plugins.benchmarks.ground_truth import ZC_FILES, load_zc_scores
+    from naslib_plugins.evaluation.ground_truth import ZC_FILES, load_zc_scores
     from naslib_plugins.data.batches import data_dir
     from naslib_plugins.spaces import get_space
 

@@ -5,8 +5,8 @@ import csv
 import json
 
 
-from naslib_plugins.benchmarks import minibench
-from naslib_plugins.benchmarks.ground_truth import default_benchmark, load_ground_truth
+from naslib_plugins.evaluation import minibench
+from naslib_plugins.evaluation.ground_truth import default_benchmark, load_ground_truth
 from naslib_plugins.cli import main
 from naslib_plugins.spaces import get_space
 

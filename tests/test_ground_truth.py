@@ -3,9 +3,9 @@ import pickle
 
 import pytest
 
-from naslib_plugins.benchmarks.correlation import correlations, top_precision
-from naslib_plugins.benchmarks.ground_truth import load_ground_truth, load_zc_scores
-from naslib_plugins.benchmarks.safe_pickle import safe_load
+from naslib_plugins.evaluation.correlation import correlations, top_precision
+from naslib_plugins.evaluation.ground_truth import load_ground_truth, load_zc_scores
+from naslib_plugins.data.safe_pickle import safe_load
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.spaces import get_space
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from naslib_plugins.benchmarks.anchors import parse_anchors
-from naslib_plugins.benchmarks.correlation import correlations
-from naslib_plugins.benchmarks.leaderboard import build_leaderboard, fmt, seed_list
-from naslib_plugins.benchmarks.plots import nasi_agnostic_plot, scatter_plots, spearman_bars
+from naslib_plugins.reporting.published import parse_anchors
+from naslib_plugins.evaluation.correlation import correlations
+from naslib_plugins.reporting.leaderboard import build_leaderboard, fmt, seed_list
+from naslib_plugins.reporting.plots import nasi_agnostic_plot, scatter_plots, spearman_bars
 from naslib_plugins.cli import main
 from naslib_plugins.errors import BenchmarkFileError, UserError
 

@@ -11,8 +11,8 @@ import torch.nn.functional as F
 from naslib_plugins.cli import build_parser, main
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
-from naslib_plugins.optimizers import OPTIMIZERS
-from naslib_plugins.optimizers.nasi import (
+from naslib_plugins.search import OPTIMIZERS
+from naslib_plugins.search.nasi import (
     NASI,
     adaptive_nu,
     architecture_score,
@@ -23,8 +23,8 @@ from naslib_plugins.optimizers.nasi import (
     penalty_slope,
     straight_through,
 )
-from naslib_plugins.optimizers.run import parse_seeds
-from naslib_plugins.optimizers.supernets import NB201Supernet
+from naslib_plugins.evaluation.search_run import parse_seeds
+from naslib_plugins.search.supernets import NB201Supernet
 from naslib_plugins.predictors import get_predictor
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces.nasbench201 import NONE, NB201Network

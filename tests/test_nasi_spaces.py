@@ -17,8 +17,8 @@ from naslib_plugins.cli import main
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.data.tasks import TASK_NAMES, TaskBatchSource
 from naslib_plugins.errors import UserError
-from naslib_plugins.optimizers.nasi import NASI, architecture_score, gumbel, straight_through
-from naslib_plugins.optimizers.supernets import (
+from naslib_plugins.search.nasi import NASI, architecture_score, gumbel, straight_through
+from naslib_plugins.search.supernets import (
     _DARTS_EDGE_POS,
     SUPPORTED_SPACES,
     NASIDartsCell,

@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from naslib_plugins.benchmarks.scoring import make_predictors, score_architecture
+from naslib_plugins.evaluation.scoring import make_predictors, score_architecture
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
 from naslib_plugins.predictors import PREDICTORS, Predictor, get_predictor

@@ -11,7 +11,7 @@ import pickle
 import numpy as np
 import pytest
 
-from naslib_plugins.benchmarks.scoring import read_score_log
+from naslib_plugins.evaluation.journal import read_score_log
 from naslib_plugins.cli import main
 from naslib_plugins.predictors import PREDICTORS, Predictor
 

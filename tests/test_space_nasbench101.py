@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from naslib_plugins.benchmarks.ground_truth import load_ground_truth
-from naslib_plugins.benchmarks.gt_nasbench101 import read_nb101_pickle
+from naslib_plugins.evaluation.ground_truth import load_ground_truth
+from naslib_plugins.evaluation.gt_nasbench101 import read_nb101_pickle
 from naslib_plugins.errors import ArchitectureError, BenchmarkFileError, UserError
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces.nasbench101 import vertex_channels

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from naslib_plugins.benchmarks.ground_truth import load_ground_truth
-from naslib_plugins.benchmarks.gt_transbench101 import read_tnb_pth
+from naslib_plugins.evaluation.ground_truth import load_ground_truth
+from naslib_plugins.evaluation.gt_transbench101 import read_tnb_pth
 from naslib_plugins.data.tasks import (
     TASK_LOSSES,
     TASK_NAMES,

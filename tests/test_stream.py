@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from naslib_plugins.benchmarks.ground_truth import default_benchmark, load_ground_truth
-from naslib_plugins.benchmarks.run import sample_keys
-from naslib_plugins.benchmarks.scoring import read_score_log
+from naslib_plugins.evaluation.ground_truth import default_benchmark, load_ground_truth
+from naslib_plugins.evaluation.correlate import sample_keys
+from naslib_plugins.evaluation.journal import read_score_log
 from naslib_plugins.cli import main
 from naslib_plugins.spaces import get_space
 

@@ -10,12 +10,12 @@ import torch
 import torch.nn as nn
 from scipy import stats
 
-from naslib_plugins.benchmarks.ground_truth import load_ground_truth
+from naslib_plugins.evaluation.ground_truth import load_ground_truth
 from naslib_plugins.cli import main
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
-from naslib_plugins.optimizers import OPTIMIZERS
-from naslib_plugins.optimizers import zero_shot
+from naslib_plugins.search import OPTIMIZERS
+from naslib_plugins.search import zero_shot
 from naslib_plugins.predictors import get_predictor
 from naslib_plugins.spaces import get_space
 
@@ -240,7 +240,7 @@ class _CountConv3:
 
 
 def test_zc_pt_masks_one_op_at_a_time_and_keeps_the_most_important(monkeypatch):
-    from naslib_plugins.optimizers import zc_pt
+    from naslib_plugins.search import zc_pt
 
     fake = _CountConv3()
     monkeypatch.setattr(zc_pt, "get_predictor", lambda name: fake)
@@ -291,7 +291,7 @@ def test_zc_pt_on_tnb_micro_returns_a_valid_cell_and_repeats_with_its_seed():
 
 
 def test_soft_mixture_is_the_weighted_sum_of_the_ops():
-    from naslib_plugins.optimizers.supernets import NB201MixedEdge
+    from naslib_plugins.search.supernets import NB201MixedEdge
 
     torch.manual_seed(0)
     edge = NB201MixedEdge(3).train()
@@ -312,7 +312,7 @@ class _DeepSep3:
         self.seen = []
 
     def score(self, model, batches, loss_fn):
-        from naslib_plugins.optimizers.supernets import DARTS_EDGES
+        from naslib_plugins.search.supernets import DARTS_EDGES
 
         weights = getattr(model, "weights", None)
         if weights is None:
@@ -322,7 +322,7 @@ class _DeepSep3:
 
 
 def test_zc_pt_on_darts_fixes_ops_then_keeps_two_inputs_per_node(monkeypatch):
-    from naslib_plugins.optimizers import zc_pt
+    from naslib_plugins.search import zc_pt
 
     fake = _DeepSep3()
     monkeypatch.setattr(zc_pt, "get_predictor", lambda name: fake)
@@ -346,7 +346,7 @@ def test_zc_pt_on_darts_fixes_ops_then_keeps_two_inputs_per_node(monkeypatch):
 
 
 def test_darts_mixed_edge_is_the_weighted_sum_and_all_zero_removes_it():
-    from naslib_plugins.optimizers.supernets import DartsMixedEdge
+    from naslib_plugins.search.supernets import DartsMixedEdge
 
     torch.manual_seed(0)
     edge = DartsMixedEdge(4, stride=1).train()
@@ -358,7 +358,7 @@ def test_darts_mixed_edge_is_the_weighted_sum_and_all_zero_removes_it():
 
 
 def test_darts_supernet_runs_a_projected_genotype_and_leaves_removed_edges_out():
-    from naslib_plugins.optimizers.supernets import DartsSupernet
+    from naslib_plugins.search.supernets import DartsSupernet
 
     torch.manual_seed(0)
     net = DartsSupernet(num_classes=10, C=2, N=1)

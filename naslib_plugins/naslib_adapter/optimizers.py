@@ -21,7 +21,7 @@ from naslib.search_spaces.core.query_metrics import Metric
 from naslib_plugins.data.sources import make_batches
 from naslib_plugins.errors import UserError
 from naslib_plugins.naslib_adapter.converters import to_graph
-from naslib_plugins.optimizers import OPTIMIZERS, SearchOutcome
+from naslib_plugins.search import OPTIMIZERS, SearchOutcome
 from naslib_plugins.spaces import get_space
 
 DATA_OPTIONS = {"batch_size": 64, "labels": None, "data": "real", "images": None, "resolution": None}

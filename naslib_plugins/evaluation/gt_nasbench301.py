@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from naslib_plugins.benchmarks.ground_truth import METRICS, GroundTruth, _number, _parse
-from naslib_plugins.benchmarks.safe_pickle import safe_load
+from naslib_plugins.evaluation.ground_truth import METRICS, GroundTruth, _number, _parse
+from naslib_plugins.data.safe_pickle import safe_load
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.spaces.base import SearchSpace
 

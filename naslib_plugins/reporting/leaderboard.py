@@ -1,6 +1,6 @@
 """One leaderboard from every run under a results folder, with the published figures beside ours.
 
-Reads every `correlation.json` (benchmarks/run.py) and `search.json` (optimizers/run.py) below the
+Reads every `correlation.json` (evaluation/correlate.py) and `search.json` (evaluation/search_run.py) below the
 folder and writes LEADERBOARD.md, .csv and .json there. The CSV and JSON hold the same rows as the
 markdown tables; every row names the file it came from, every published figure its source.
 """
@@ -11,7 +11,7 @@ import json
 import math
 from pathlib import Path
 
-from naslib_plugins.benchmarks.anchors import Anchors, Source, parse_anchors
+from naslib_plugins.reporting.published import Anchors, Source, parse_anchors
 from naslib_plugins.errors import BenchmarkFileError
 
 CORRELATION_KEYS = ("space", "dataset", "n_archs", "seed", "metric", "predictors")
@@ -275,7 +275,7 @@ def build_leaderboard(results_dir: Path, anchors: Path | None, plots: bool = Tru
              "correlation": _correlation_sections(results_dir, parsed),
              "search": search_section(results_dir, parsed), "plots": []}
     if plots:
-        from naslib_plugins.benchmarks.plots import scatter_plots, spearman_bars
+        from naslib_plugins.reporting.plots import scatter_plots, spearman_bars
 
         folder = results_dir / "plots"
         for section in board["correlation"]:

@@ -13,7 +13,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from scipy import stats
 
-from naslib_plugins.benchmarks.leaderboard import CORRELATION_KEYS, correlation_runs, read_json
+from naslib_plugins.reporting.leaderboard import CORRELATION_KEYS, correlation_runs, read_json
 from naslib_plugins.errors import BenchmarkFileError, UserError
 
 DECADES_FOR_LOG = 2  # positive scores spanning at least this many decades get a log axis

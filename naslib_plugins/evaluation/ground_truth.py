@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from naslib_plugins.benchmarks.safe_pickle import safe_load
+from naslib_plugins.data.safe_pickle import safe_load
 from naslib_plugins.errors import ArchitectureError, BenchmarkFileError, UserError
 from naslib_plugins.spaces.base import SearchSpace
 
@@ -70,7 +70,7 @@ def load_ground_truth(path: str | Path, space: SearchSpace, dataset: str, metric
     elif suffix == ".pth" and space.name == "nasbench201":
         gt = read_nb201_pth(path, space, dataset, metric)
     elif suffix == ".pth" and space.name.startswith("transbench101"):
-        from naslib_plugins.benchmarks.gt_transbench101 import read_tnb_pth
+        from naslib_plugins.evaluation.gt_transbench101 import read_tnb_pth
 
         gt = read_tnb_pth(path, space, dataset, metric)
     else:
@@ -180,11 +180,11 @@ def load_zc_scores(path: str | Path, space: SearchSpace, dataset: str) -> dict[s
 def _pickle_reader(space: SearchSpace):
     """Each benchmark pickles its own layout; the space's reader knows it."""
     if space.name == "nasbench101":
-        from naslib_plugins.benchmarks.gt_nasbench101 import read_nb101_pickle
+        from naslib_plugins.evaluation.gt_nasbench101 import read_nb101_pickle
 
         return read_nb101_pickle
     if space.name == "nasbench301":
-        from naslib_plugins.benchmarks.gt_nasbench301 import read_nb301_pickle
+        from naslib_plugins.evaluation.gt_nasbench301 import read_nb301_pickle
 
         return read_nb301_pickle
     if space.name == "nasbench201":
@@ -276,7 +276,7 @@ def default_benchmark(space: str, dataset: str) -> Path | None:
         "transbench101_macro": Path("transnas101_macro") / "tnb101_macro_all_3256.csv",
     }
     if space == "mlp_act_skip":
-        from naslib_plugins.benchmarks.minibench import TABLE
+        from naslib_plugins.evaluation.minibench import TABLE
 
         return TABLE if TABLE.is_file() else None
     if root is None or space not in tables:

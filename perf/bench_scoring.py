@@ -2,7 +2,7 @@
 on the same batch, measured in the same run. Also the whole 7-predictor pass, where NASI, SNIP
 and ZiCo share their batch gradients, over the sum of the predictors run one by one.
 
-    python benchmarks/bench_scoring.py [--n-archs 10] [--batch-size 64] [--threads 2]
+    python perf/bench_scoring.py [--n-archs 10] [--batch-size 64] [--threads 2]
 
 Uses Gaussian inputs (the timing does not depend on pixel values), so it needs no data file.
 """
@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from naslib_plugins.benchmarks.scoring import make_predictors, score_architecture
+from naslib_plugins.evaluation.scoring import make_predictors, score_architecture
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.predictors import PREDICTORS
 from naslib_plugins.spaces import get_space

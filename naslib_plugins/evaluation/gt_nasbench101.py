@@ -17,8 +17,8 @@ import numbers
 from pathlib import Path
 from typing import Any, Iterable
 
-from naslib_plugins.benchmarks.ground_truth import METRICS, GroundTruth
-from naslib_plugins.benchmarks.safe_pickle import safe_load
+from naslib_plugins.evaluation.ground_truth import METRICS, GroundTruth
+from naslib_plugins.data.safe_pickle import safe_load
 from naslib_plugins.errors import ArchitectureError, BenchmarkFileError, UserError
 from naslib_plugins.spaces.base import SearchSpace
 

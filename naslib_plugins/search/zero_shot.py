@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from naslib_plugins.benchmarks.scoring import score_architecture
+from naslib_plugins.evaluation.scoring import score_architecture
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
-from naslib_plugins.optimizers.base import Optimizer, SearchOutcome
+from naslib_plugins.search.base import Optimizer, SearchOutcome
 from naslib_plugins.predictors import PREDICTORS, get_predictor
 from naslib_plugins.spaces.base import SearchSpace
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from naslib_plugins.benchmarks.ground_truth import METRICS, GroundTruth, _number
+from naslib_plugins.evaluation.ground_truth import METRICS, GroundTruth, _number
 from naslib_plugins.data.tasks import tnb_metric
 from naslib_plugins.errors import ArchitectureError, BenchmarkFileError, UserError
 from naslib_plugins.spaces.base import SearchSpace

@@ -27,12 +27,12 @@ import torch
 import torch.nn as nn
 from tqdm import tqdm
 
-from naslib_plugins.benchmarks.scoring import arch_seed
+from naslib_plugins.evaluation.scoring import arch_seed
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
-from naslib_plugins.optimizers.base import Optimizer, SearchOutcome
-from naslib_plugins.optimizers.supernets import MIXED_SPACES, Supernet, build_mixed_supernet, build_standalone
-from naslib_plugins.optimizers.zero_shot import _positive_int
+from naslib_plugins.search.base import Optimizer, SearchOutcome
+from naslib_plugins.search.supernets import MIXED_SPACES, Supernet, build_mixed_supernet, build_standalone
+from naslib_plugins.search.zero_shot import _positive_int
 from naslib_plugins.predictors import PREDICTORS, get_predictor
 from naslib_plugins.spaces.base import SearchSpace
 

@@ -5,7 +5,7 @@ A step is: the supernet forward with straight-through weights (every op that a w
 switch on runs), d loss / d theta with create_graph (so S can be differentiated again), S, and
 the double backward d S / d alpha. Printed per phase: mean seconds and the ratio to the floor.
 
-    python benchmarks/bench_nasi.py [--steps 5] [--cells 5] [--channels 16] [--batch-size 64] [--threads 1] [--profile]
+    python perf/bench_nasi.py [--steps 5] [--cells 5] [--channels 16] [--batch-size 64] [--threads 1] [--profile]
 
 --profile also prints torch.profiler's heaviest autograd nodes in one more step's double backward.
 
@@ -21,8 +21,8 @@ import torch
 import torch.nn.functional as F
 
 from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.optimizers.nasi import gumbel, straight_through
-from naslib_plugins.optimizers.supernets import build_supernet
+from naslib_plugins.search.nasi import gumbel, straight_through
+from naslib_plugins.search.supernets import build_supernet
 from naslib_plugins.spaces import get_space
 
 

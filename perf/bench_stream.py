@@ -7,7 +7,7 @@
    (it should stay flat: each model is dropped once scored);
 3. `--workers 2` over `--workers 1` wall time of snip on the same architectures.
 
-    python benchmarks/bench_stream.py [--n-archs 8] [--predictors snip,synflow,zico,params]
+    python perf/bench_stream.py [--n-archs 8] [--predictors snip,synflow,zico,params]
         [--rss-counts 200,2000] [--rss-predictors params,synflow] [--speedup-archs 16]
         [--batch-size 64] [--threads 1]
 
@@ -27,7 +27,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from naslib_plugins.benchmarks.scoring import (ScoreLog, arch_seed, distinct_sample, make_predictors,
+from naslib_plugins.evaluation.journal import ScoreLog
+from naslib_plugins.evaluation.scoring import (arch_seed, distinct_sample, make_predictors,
                                                score_into_log)
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.spaces import get_space

@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from naslib_plugins.benchmarks.correlation import correlations
-from naslib_plugins.benchmarks.ground_truth import GroundTruth
-from naslib_plugins.benchmarks.scoring import ScoreLog, make_predictors, read_score_log, score_into_log
+from naslib_plugins.evaluation.correlation import correlations
+from naslib_plugins.evaluation.ground_truth import GroundTruth
+from naslib_plugins.evaluation.journal import ScoreLog, read_score_log
+from naslib_plugins.evaluation.scoring import make_predictors, score_into_log
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.predictors import PREDICTORS, Predictor, get_predictor

@@ -19,7 +19,8 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from naslib_plugins.benchmarks.scoring import ScoreLog, arch_seed
+from naslib_plugins.evaluation.journal import ScoreLog
+from naslib_plugins.evaluation.scoring import arch_seed
 from naslib_plugins.data.digits import DIGITS_SPLIT_SEED, digits_split
 from naslib_plugins.spaces.base import SearchSpace
 

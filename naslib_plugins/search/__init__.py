@@ -1,8 +1,8 @@
 """Search strategies by name."""
-from naslib_plugins.optimizers.base import Optimizer, SearchOutcome
-from naslib_plugins.optimizers.nasi import NASI
-from naslib_plugins.optimizers.zc_pt import ZeroCostPT
-from naslib_plugins.optimizers.zero_shot import ZeroShotEvolution, ZeroShotRandom
+from naslib_plugins.search.base import Optimizer, SearchOutcome
+from naslib_plugins.search.nasi import NASI
+from naslib_plugins.search.zc_pt import ZeroCostPT
+from naslib_plugins.search.zero_shot import ZeroShotEvolution, ZeroShotRandom
 from naslib_plugins.registry import Registry
 
 OPTIMIZERS: Registry[type[Optimizer]] = Registry("optimizer")

@@ -18,8 +18,8 @@ from tqdm import tqdm
 
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
-from naslib_plugins.optimizers.base import Optimizer, SearchOutcome
-from naslib_plugins.optimizers.supernets import NASI_SUPERNETS, SUPPORTED_SPACES, Supernet, build_supernet
+from naslib_plugins.search.base import Optimizer, SearchOutcome
+from naslib_plugins.search.supernets import NASI_SUPERNETS, SUPPORTED_SPACES, Supernet, build_supernet
 from naslib_plugins.spaces.base import SearchSpace
 
 NU_MODES = ("adaptive", "fixed")

@@ -1,1 +1,0 @@
-"""Ground-truth readers, scoring runs and rank correlation."""

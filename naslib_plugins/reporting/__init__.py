@@ -1,0 +1,1 @@
+"""Leaderboards, README tables, plots and published figures, read from the runs under results/."""
