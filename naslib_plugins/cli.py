@@ -1,50 +1,61 @@
 """`naslib-plugins` command line: correlate, naslib-agreement, score, search, demo, leaderboard,
-naslib-run, list."""
+tables, naslib-run, list."""
 from __future__ import annotations
 
 import argparse
 import csv
+import inspect
 import json
 import shlex
 import sys
+import typing
 from pathlib import Path
 
 from naslib_plugins.errors import UserError
+
+if typing.TYPE_CHECKING:  # for annotations only; the commands import what they use when they run
+    from naslib_plugins.spaces.base import SearchSpace
 
 
 def _names(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
 
+def _given(args: argparse.Namespace, names: tuple[str, ...]) -> dict:
+    """The options among `names` given on the command line (or in --config); the others are left
+    to the defaults of the function they are passed to."""
+    return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+
+
 def _batches(args: argparse.Namespace, dataset: str):
-    from naslib_plugins.data.sources import make_batches
+    from naslib_plugins.data.sources import BATCH_OPTIONS, make_batches
 
-    return make_batches(dataset, batch_size=args.batch_size, seed=args.seed, labels=args.labels, data=args.data,
-                        images=getattr(args, "images", None), resolution=getattr(args, "resolution", None))
+    return make_batches(dataset, seed=args.seed, **_given(args, BATCH_OPTIONS))
 
 
-def _benchmark(args: argparse.Namespace, space: str, dataset: str) -> Path:
-    from naslib_plugins.evaluation.ground_truth import default_benchmark
+def _benchmark(args: argparse.Namespace, space: SearchSpace) -> Path:
     from naslib_plugins.data.batches import DATA_ENV
+    from naslib_plugins.evaluation.ground_truth import default_benchmark
 
     if args.benchmark:
         return Path(args.benchmark)
-    path = default_benchmark(space, dataset)
+    path = default_benchmark(space)
     if path is None:
-        raise UserError(f"no benchmark file for {space}: pass --benchmark PATH or set ${DATA_ENV} to the data folder")
+        raise UserError(f"no benchmark file for {space.name}: pass --benchmark PATH or set ${DATA_ENV} to the "
+                        "data folder")
     return path
 
 
 def cmd_correlate(args: argparse.Namespace) -> int:
-    from naslib_plugins.evaluation.ground_truth import load_ground_truth
     from naslib_plugins.evaluation.correlate import correlation_table, run_correlation
+    from naslib_plugins.evaluation.ground_truth import load_ground_truth
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import get_space
 
     space = get_space(args.space)
     dataset = space.check_dataset(args.dataset)
     names = [PREDICTORS.canonical(n) for n in _names(args.predictors)]
-    truth = load_ground_truth(_benchmark(args, space.name, dataset), space, dataset, args.metric)
+    truth = load_ground_truth(_benchmark(args, space), space, dataset, args.metric)
     batches = _batches(args, dataset)
     print(f"data: {batches.describe()}", file=sys.stderr)
     options = {"ensemble": {"components": args.ensemble_components}} if args.ensemble_components else {}
@@ -58,9 +69,9 @@ def cmd_correlate(args: argparse.Namespace) -> int:
 
 def cmd_agreement(args: argparse.Namespace) -> int:
     """Per-architecture agreement with the scores NASLib recorded in a zc_<space>.json."""
+    from naslib_plugins.evaluation.correlate import sample_keys, score_keys
     from naslib_plugins.evaluation.correlation import correlations
     from naslib_plugins.evaluation.ground_truth import load_zc_scores
-    from naslib_plugins.evaluation.correlate import batch_settings, sample_keys, score_keys
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import get_space
 
@@ -77,7 +88,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     settings = {"space": space.name, "dataset": dataset, "predictors": names, "seed": args.seed,
-                **batch_settings(batches), "keys": len(keys), "benchmark": Path(args.zc_file).name, "metric": "naslib-scores"}
+                **batches.settings(), "keys": len(keys), "benchmark": Path(args.zc_file).name,
+                "metric": "naslib-scores"}
     records = score_keys(space, keys, dataset, names, batches, args.seed, out / "scores.jsonl", settings,
                          workers=args.workers, resume=not args.restart, desc=f"agreement {dataset}")
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": args.seed,
@@ -101,7 +113,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         w = csv.writer(f)
         w.writerow(["hash", "arch_str"] + [c for n in names for c in (n, f"{n}_naslib")])
         for k in keys:
-            w.writerow([k, records[k]["arch_str"]] + [v for n in names for v in (records[k]["scores"].get(n), recorded[k][n])])
+            pairs = [v for n in names for v in (records[k]["scores"].get(n), recorded[k][n])]
+            w.writerow([k, records[k]["arch_str"], *pairs])
     (out / "agreement.json").write_text(json.dumps(result, indent=2) + "\n")
     table = "\n".join(lines)
     (out / "agreement.md").write_text(table + f"\n\nData: {result['data']}.\n\nCommand: `{result['command']}`\n")
@@ -110,7 +123,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def _model_options(pairs: list[str] | None) -> dict[str, int]:
-    """`--model-option C=36` pairs -> build_model keyword arguments (integers: widths, depths)."""
+    """`--model-option C=36` pairs -> the network's size (integers: widths, depths)."""
     out = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
@@ -126,10 +139,16 @@ def _model_options(pairs: list[str] | None) -> dict[str, int]:
 def cmd_score(args: argparse.Namespace) -> int:
     """Score the named architectures, every one (--all) or a seeded random sample of distinct ones;
     one JSON line each on stdout, or streamed into a resumable score log with --out."""
-    from naslib_plugins.evaluation.correlate import batch_settings
     from naslib_plugins.evaluation.journal import ScoreLog
-    from naslib_plugins.evaluation.scoring import (check_backend, distinct_sample, make_predictors,
-                                                   ray_session, score_into_log, score_stream)
+    from naslib_plugins.evaluation.scoring import (
+        ScoringJob,
+        check_backend,
+        distinct_sample,
+        make_predictors,
+        ray_session,
+        score_into_log,
+        score_stream,
+    )
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import get_space
 
@@ -159,28 +178,22 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UserError("--resume and --restart need --out FILE.jsonl")
     if args.resume and args.restart:
         raise UserError("--resume and --restart exclude each other")
-    model_kwargs = _model_options(args.model_option)
-    if model_kwargs:  # an unknown option or a bad value fails here, not in a worker
-        try:
-            space.build_model(archs[0], dataset, **model_kwargs)
-        except TypeError:
-            raise UserError(f"--model-option: {space.name}'s network takes no option "
-                            f"{', '.join(sorted(model_kwargs))} (see the space's build_model)") from None
+    size = _model_options(args.model_option)
+    space.size(size)  # an unknown option or a bad value fails here, not in a worker
     batches = _batches(args, dataset)
+    job = ScoringJob(space, dataset, predictors, batches, args.seed, size)
     if not args.out:
-        for record in score_stream(space, archs, dataset, predictors, batches, args.seed, workers=args.workers,
-                                   model_kwargs=model_kwargs, backend=args.backend, address=args.address):
+        for record in score_stream(job, archs, workers=args.workers, backend=args.backend, address=args.address):
             print(json.dumps(record, sort_keys=True), flush=True)
         return 0
     out = Path(args.out)
     if out.exists() and not (args.resume or args.restart):
         raise UserError(f"{out} exists: pass --resume to continue it or --restart to overwrite it")
     settings = {"space": space.name, "dataset": dataset, "predictors": list(predictors), "seed": args.seed,
-                **batch_settings(batches), "selection": selection, **({"model": model_kwargs} if model_kwargs else {})}
+                **batches.settings(), "selection": selection, **({"model": size} if size else {})}
     with ray_session(args.backend, args.address, args.workers), ScoreLog(out, settings, resume=args.resume) as log:
-        skipped = score_into_log(log, space, archs, dataset, predictors, batches, args.seed, workers=args.workers,
-                                 backend=args.backend, address=args.address, desc=f"{space.name}/{dataset}",
-                                 model_kwargs=model_kwargs)
+        skipped = score_into_log(log, job, archs, workers=args.workers, backend=args.backend, address=args.address,
+                                 desc=f"{space.name}/{dataset}")
         failed = sum("failed" in r["status"].values() for r in log.records.values())
     print(f"{out}: {len(archs)} architectures ({skipped} already there), {failed} with a failed predictor",
           file=sys.stderr)
@@ -190,8 +203,9 @@ def cmd_score(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     """Independent searches, one per seed; the found architectures' accuracies from the benchmark."""
     from naslib_plugins.evaluation.ground_truth import default_benchmark
-    from naslib_plugins.search import OPTIMIZERS
     from naslib_plugins.evaluation.search_run import parse_seeds, run_search
+    from naslib_plugins.params import constructor_params
+    from naslib_plugins.search import OPTIMIZERS
     from naslib_plugins.spaces import get_space
 
     if not args.out:
@@ -199,9 +213,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     space = get_space(args.space)
     dataset = space.check_dataset(args.dataset)
     seeds = parse_seeds(args.seeds)
-    optimizer = OPTIMIZERS.get(args.optimizer).from_args(args)
-    has_truth = args.benchmark or default_benchmark(space.name, dataset) is not None
-    benchmark = _benchmark(args, space.name, dataset) if has_truth else None
+    cls = OPTIMIZERS.get(args.optimizer)
+    foreign = [n for n in _optimizer_params() if n not in constructor_params(cls) and getattr(args, n) is not None]
+    if foreign:
+        raise UserError(f"{cls.name} has no option {', '.join('--' + n.replace('_', '-') for n in foreign)} "
+                        "(see `naslib-plugins search --help`)")
+    optimizer = cls.from_args(args)
+    has_truth = args.benchmark or default_benchmark(space) is not None
+    benchmark = _benchmark(args, space) if has_truth else None
     result = run_search(optimizer, space, dataset, seeds,
                         lambda seed: _batches(argparse.Namespace(**vars(args), seed=seed), dataset),
                         Path(args.out), benchmark, resume=not args.restart,
@@ -224,8 +243,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from naslib_plugins.demo import run_demo
     from naslib_plugins.evaluation.search_run import parse_seeds
 
-    run_demo(Path(args.out), n_archs=args.n_archs, seeds=tuple(parse_seeds(args.seeds)), budget=args.budget,
-             steps=args.steps, batch_size=args.batch_size, command="naslib-plugins " + shlex.join(sys.argv[1:]))
+    options = _given(args, ("n_archs", "seeds", "budget", "steps", "batch_size"))
+    if "seeds" in options:
+        options["seeds"] = tuple(parse_seeds(options["seeds"]))
+    run_demo(Path(args.out), command="naslib-plugins " + shlex.join(sys.argv[1:]), **options)
     return 0
 
 
@@ -250,11 +271,9 @@ def cmd_naslib_run(args: argparse.Namespace) -> int:
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """LEADERBOARD.md/.csv/.json (and plots) from every run under a results folder."""
     from naslib_plugins.reporting.leaderboard import build_leaderboard
-    from naslib_plugins.data.batches import data_dir
+    from naslib_plugins.reporting.published import default_anchors
 
-    anchors, root = (Path(args.anchors) if args.anchors else None), data_dir()
-    if anchors is None and root is not None and (root.parent / "anchors.md").is_file():
-        anchors = root.parent / "anchors.md"  # the shared data's layout: anchors.md beside benchdata/
+    anchors = Path(args.anchors) if args.anchors else default_anchors()
     board = build_leaderboard(Path(args.results_dir), anchors, plots=not args.no_plots)
     n_rows = sum(len(s["rows"]) for s in board["correlation"]) + len(board["search"]["rows"])
     print(f"wrote {Path(args.results_dir) / 'LEADERBOARD.md'} (.csv, .json): {n_rows} rows, "
@@ -262,9 +281,25 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tables(args: argparse.Namespace) -> int:
+    """The README tables a manifest names (results/tables.yaml), from the runs it lists."""
+    import warnings
+
+    from naslib_plugins.reporting.published import default_anchors
+    from naslib_plugins.reporting.tables import build_tables
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        written = build_tables(Path(args.manifest), Path(args.anchors) if args.anchors else default_anchors())
+    for w in caught:
+        print(f"naslib-plugins: warning: {w.message}", file=sys.stderr)
+    print("wrote " + "; ".join(written))
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
-    from naslib_plugins.search import OPTIMIZERS
     from naslib_plugins.predictors import PREDICTORS
+    from naslib_plugins.search import OPTIMIZERS
     from naslib_plugins.spaces import SPACES
 
     print("spaces:     " + ", ".join(SPACES.names()))
@@ -278,13 +313,21 @@ def _add_space_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", default="cifar10", help="the benchmark's dataset or TNB task")
 
 
+def _default(func: typing.Callable, name: str) -> str:
+    """`(default: X)` for the help of a flag whose default None leaves `name` to `func`."""
+    return f"(default: {_shown(inspect.signature(func).parameters[name].default)})"
+
+
 def _add_batch_args(p: argparse.ArgumentParser) -> None:
     """What `_batches` reads: one set of data options for scoring and searching alike."""
-    p.add_argument("--batch-size", type=int, default=64)
+    from naslib_plugins.data.sources import make_batches
+
+    p.add_argument("--batch-size", type=int, help=_default(make_batches, "batch_size"))
     p.add_argument("--labels", help="true | random (NASI's label-agnostic check); default true, random for TNB tasks")
     p.add_argument("--resolution", type=int, help="TNB input size (default 256, as the benchmark)")
-    p.add_argument("--data", default="real", help="real | gaussian (N(0,1) images)")
-    p.add_argument("--images", help="an .npz with x_train (uint8 NHWC) and y_train; default: the CIFAR-10 sample in $NASLIB_PLUGINS_DATA")
+    p.add_argument("--data", help="real | gaussian (N(0,1) images) " + _default(make_batches, "data"))
+    p.add_argument("--images", help="an .npz with x_train (uint8 NHWC) and y_train; default: the CIFAR-10 sample "
+                   "in $NASLIB_PLUGINS_DATA")
 
 
 def _add_data_args(p: argparse.ArgumentParser) -> None:
@@ -292,6 +335,64 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=1, help="processes (one torch thread each)")
     p.add_argument("--restart", action="store_true", help="ignore an existing scores.jsonl instead of resuming")
+
+
+def _flag_type(cls: type, name: str, annotation: object) -> type:
+    """The kind of value a parameter's flag takes: its annotated type (X of `X | None`)."""
+    from naslib_plugins.predictors import Predictor
+
+    for kind in typing.get_args(annotation) or (annotation,):
+        if kind in (bool, int, float, str, Predictor):
+            return kind
+    raise TypeError(f"{cls.__name__}({name}: {annotation}): no command-line type for this annotation")
+
+
+def _shown(value: object) -> str:
+    from naslib_plugins.predictors import Predictor
+    from naslib_plugins.search.base import predictor_name
+
+    if isinstance(value, Predictor):
+        return predictor_name(value)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
+    return "none" if value is None else str(value)
+
+
+def _optimizer_params() -> dict[str, list[tuple[str, type, inspect.Parameter]]]:
+    """Each constructor parameter of the registered optimizers -> (name, class, parameter) of those that take it."""
+    from naslib_plugins.params import constructor_params
+    from naslib_plugins.search import OPTIMIZERS
+
+    users: dict[str, list[tuple[str, type, inspect.Parameter]]] = {}
+    for label in OPTIMIZERS:
+        cls = OPTIMIZERS.get(label)
+        for name, param in constructor_params(cls).items():
+            users.setdefault(name, []).append((label, cls, param))
+    return users
+
+
+def _add_optimizer_args(p: argparse.ArgumentParser) -> None:
+    """One flag per constructor parameter of every registered optimizer, default None so that the
+    class's default applies (Optimizer.from_args); the help names each optimizer's default."""
+    from naslib_plugins.params import annotations
+    from naslib_plugins.predictors import Predictor
+
+    group = p.add_argument_group("optimizer options", "each optimizer reads its own; not given: its class's default")
+    for name, uses in _optimizer_params().items():
+        _, cls, _ = uses[0]
+        kind = _flag_type(cls, name, annotations(cls)[name])
+        docs: dict[tuple[str, str], list[str]] = {}
+        for label, c, param in uses:
+            docs.setdefault((c.param_help[name], _shown(param.default)), []).append(label)
+        text = "; ".join(f"{', '.join(labels)}: {doc} (default: {default})" for (doc, default), labels in docs.items())
+        flag, text = "--" + name.replace("_", "-"), text.replace("%", "%%")
+        if kind is bool:
+            group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
+        else:  # a predictor is named, from_args builds it
+            group.add_argument(flag, type=str if kind is Predictor else kind, default=None, help=text,
+                               metavar={str: "NAME"}.get(kind, kind.__name__.upper()))
 
 
 def _load_config(path: str, parser: argparse.ArgumentParser) -> dict:
@@ -312,6 +413,10 @@ def _load_config(path: str, parser: argparse.ArgumentParser) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from naslib_plugins.demo import run_demo
+    from naslib_plugins.params import defaults
+    from naslib_plugins.predictors import PREDICTORS
+
     parser = argparse.ArgumentParser(prog="naslib-plugins", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     parser.subcommands = sub.choices
@@ -328,7 +433,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scores-from", action="append", metavar="PATH",
                    help="reuse the scores of an earlier run with the same data settings (its score log .jsonl, "
                         "or its output folder); predictors it has for every architecture are not scored again")
-    p.add_argument("--ensemble-components", help="predictors the `ensemble` aggregates (default zico,nwot,synflow,flops)")
+    p.add_argument("--ensemble-components", help="predictors the `ensemble` aggregates (default: "
+                   f"{defaults(PREDICTORS.get('ensemble'))['components']})")
     _add_data_args(p)
     p.set_defaults(func=cmd_correlate)
 
@@ -358,47 +464,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("search", help="run a search strategy once per seed; accuracies from the benchmark")
-    p.add_argument("--optimizer", default="nasi")
+    p.add_argument("--optimizer", default="nasi", help="a registered optimizer (`naslib-plugins list`)")
     _add_space_args(p)
     p.add_argument("--seeds", default="0", help="independent searches: 0-4 or 0,2,5")
     p.add_argument("--benchmark", help="ground-truth file for the found architectures' accuracies")
     p.add_argument("--out", help="folder for search.json and the resumable runs.jsonl")
     p.add_argument("--config", help="a YAML file of these options (command-line flags override it)")
-    # one flag per constructor parameter of every optimizer (Optimizer.from_args); the others ignore it
-    p.add_argument("--steps", type=int, default=100, help="nasi: T, Gumbel samples (one mini-batch each)")
-    p.add_argument("--mu", type=float, default=1.0, help="penalty coefficient (paper: 1 small cell spaces, 2 DARTS)")
-    p.add_argument("--nu", default="adaptive", help="adaptive (eq. 40) | fixed (eq. 39)")
-    p.add_argument("--nu0", type=float, help="initial nu (adaptive, default 1000) or the fixed nu "
-                   "(default: mean score of --nu-samples random architectures)")
-    p.add_argument("--nu-scale", type=float, default=1.0, help="multiplies the fixed nu")
-    p.add_argument("--nu-samples", type=int, default=50, help="random architectures for the fixed nu")
-    p.add_argument("--nu-stat", default="mean", help="fixed nu from the random architectures' scores: "
-                   "mean (eq. 39) | median (for heavy-tailed scores)")
-    p.add_argument("--tau", type=float, default=1.0, help="Gumbel-softmax temperature")
-    p.add_argument("--xi", type=float, default=1.0, help="step size: ||Delta|| <= xi")
-    p.add_argument("--drop-none", action="store_true", default=None,
-                   help="nasi: leave `none` out of every edge's candidates (NB201, TNB micro)")
-    p.add_argument("--channels", type=int, default=16, help="nasi / zc-pt: supernet width C")
-    p.add_argument("--cells", type=int, default=5, help="nasi / zc-pt: supernet cells per stage N "
-                   "(DARTS: N normal cells per stage, 3N + 2 in all; its search network is N = 2)")
-    p.add_argument("--predictor", default="zico", help="zc-evolution / zc-random / zc-pt: the score searched on")
-    p.add_argument("--budget", type=int, default=1000, help="zc-evolution / zc-random: architectures scored")
-    p.add_argument("--population", type=int, default=64, help="zc-evolution: population size P")
-    p.add_argument("--sample-size", type=int, default=16, help="zc-evolution: tournament size S")
-    p.add_argument("--pool", type=int, default=10, help="zc-pt: proposal passes N")
-    p.add_argument("--validate-rounds", type=int, default=100, help="zc-pt: mini-batches each candidate is validated on")
-    p.add_argument("--edge-order", default="random", help="zc-pt: random | fixed | reverse")
+    _add_optimizer_args(p)
     _add_batch_args(p)  # --batch-size is NASI's b; --labels random / --data gaussian its agnostic modes
     p.add_argument("--restart", action="store_true", help="ignore an existing runs.jsonl instead of resuming")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("demo", help="the main job on an embedded default (no downloaded file)")
     p.add_argument("--out", default="naslib-plugins-demo", help="output folder (resumable)")
-    p.add_argument("--n-archs", type=int, default=300, help="architectures correlated")
-    p.add_argument("--seeds", default="0-2", help="searches per strategy")
-    p.add_argument("--budget", type=int, default=100, help="architectures scored per zero-shot search")
-    p.add_argument("--steps", type=int, default=100, help="NASI's T")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--n-archs", type=int, help="architectures correlated " + _default(run_demo, "n_archs"))
+    p.add_argument("--seeds", help="searches per strategy " + _default(run_demo, "seeds"))
+    p.add_argument("--budget", type=int,
+                   help="architectures scored per zero-shot search " + _default(run_demo, "budget"))
+    p.add_argument("--steps", type=int, help="NASI's T " + _default(run_demo, "steps"))
+    p.add_argument("--batch-size", type=int, help=_default(run_demo, "batch_size"))
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("leaderboard", help="LEADERBOARD.md/.csv/.json and plots from every run under a folder")
@@ -406,6 +490,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--anchors", help="published figures (default: $NASLIB_PLUGINS_DATA/../anchors.md if it exists)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNGs")
     p.set_defaults(func=cmd_leaderboard)
+
+    p = sub.add_parser("tables", help="results/README.md and README.md's result blocks, from the runs a manifest names")
+    p.add_argument("manifest", metavar="MANIFEST", help="which runs feed which table, e.g. results/tables.yaml")
+    p.add_argument("--anchors", help="published figures (default: $NASLIB_PLUGINS_DATA/../anchors.md if it exists)")
+    p.set_defaults(func=cmd_tables)
 
     p = sub.add_parser("naslib-run", help="a search from a NASLib-layout YAML config, through NASLib's Trainer")
     p.add_argument("--config-file", required=True, help="configs/naslib/*.yaml: search_space, dataset, optimizer, "

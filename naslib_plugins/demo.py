@@ -12,16 +12,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from naslib_plugins.evaluation.ground_truth import load_ground_truth
-from naslib_plugins.reporting.leaderboard import build_leaderboard
-from naslib_plugins.evaluation.minibench import TABLE
-from naslib_plugins.evaluation.correlate import correlation_table, run_correlation
-from naslib_plugins.data.digits import DigitsBatchSource
+import torch
+
+from naslib_plugins.data.digits import DigitsBatches
 from naslib_plugins.errors import BenchmarkFileError
-from naslib_plugins.search import OPTIMIZERS
+from naslib_plugins.evaluation.correlate import correlation_table, run_correlation
+from naslib_plugins.evaluation.ground_truth import load_ground_truth
 from naslib_plugins.evaluation.search_run import run_search
-from naslib_plugins.predictors import PREDICTORS
+from naslib_plugins.predictors import PREDICTORS, get_predictor
+from naslib_plugins.reporting.leaderboard import build_leaderboard
+from naslib_plugins.search import OPTIMIZERS
 from naslib_plugins.spaces import get_space
+from naslib_plugins.spaces.mlp_act_skip import TABLE
 
 SPACE, DATASET = "mlp_act_skip", "digits"
 
@@ -29,13 +31,13 @@ SPACE, DATASET = "mlp_act_skip", "digits"
 def searches(budget: int, steps: int) -> dict[str, object]:
     """The demo's search strategies by output folder name."""
     population = max(2, min(20, budget // 5))
+    evolution = {"budget": budget, "population": population, "sample_size": max(1, population // 4)}
     return {
         "nasi": OPTIMIZERS.get("nasi")(steps=steps),
-        "zc-evolution_zico": OPTIMIZERS.get("zc-evolution")(predictor="zico", budget=budget, population=population,
-                                                           sample_size=max(1, population // 4)),
-        "zc-evolution_ntk_lambda_min": OPTIMIZERS.get("zc-evolution")(
-            predictor="ntk_lambda_min", budget=budget, population=population, sample_size=max(1, population // 4)),
-        "zc-random_zico": OPTIMIZERS.get("zc-random")(predictor="zico", budget=budget),
+        "zc-evolution_zico": OPTIMIZERS.get("zc-evolution")(predictor=get_predictor("zico"), **evolution),
+        "zc-evolution_ntk_lambda_min": OPTIMIZERS.get("zc-evolution")(predictor=get_predictor("ntk_lambda_min"),
+                                                                     **evolution),
+        "zc-random_zico": OPTIMIZERS.get("zc-random")(predictor=get_predictor("zico"), budget=budget),
     }
 
 
@@ -44,10 +46,11 @@ def run_demo(out: Path, n_archs: int = 300, seeds: tuple[int, ...] = (0, 1, 2), 
     if not TABLE.is_file():
         raise BenchmarkFileError(f"the packaged digits table is missing: {TABLE} (reinstall the package, or "
                                  "make it with `python scripts/make_digits_benchmark.py`)")
+    torch.set_num_threads(1)  # 64-wide MLPs: more threads only add synchronisation (minutes on a busy machine)
     space = get_space(SPACE)
     truth = load_ground_truth(TABLE, space, DATASET, "test_accuracy")
     names = [n for n in PREDICTORS.names() if n != "ensemble"] + ["ensemble"]
-    batches = DigitsBatchSource(batch_size=batch_size, seed=seeds[0])
+    batches = DigitsBatches(batch_size=batch_size, seed=seeds[0])
     print(f"demo: {space.name} ({len(truth)} architectures, test accuracy after the recipe in {TABLE.name}); "
           f"data: {batches.describe()}", file=sys.stderr)
     correlation = run_correlation(space, DATASET, truth, names, batches, n_archs, seeds[0], out / "correlate",
@@ -56,7 +59,7 @@ def run_demo(out: Path, n_archs: int = 300, seeds: tuple[int, ...] = (0, 1, 2), 
     found = {}
     for folder, optimizer in searches(budget, steps).items():
         result = run_search(optimizer, space, DATASET, list(seeds),
-                            lambda seed: DigitsBatchSource(batch_size=batch_size, seed=seed),
+                            lambda seed: DigitsBatches(batch_size=batch_size, seed=seed),
                             out / f"search_{folder}", TABLE, command=command)
         found[folder] = result
     best = max(truth.values.values())

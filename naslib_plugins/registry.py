@@ -1,7 +1,8 @@
 """One small name -> object registry, shared by spaces, predictors and optimizers."""
 from __future__ import annotations
 
-from typing import Callable, Generic, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
 
 from naslib_plugins.errors import UserError
 
@@ -43,6 +44,10 @@ class Registry(Generic[T]):
 
     def names(self) -> list[str]:
         return list(self._items)
+
+    def name_of(self, obj: T) -> str | None:
+        """The name `obj` is registered under, None if it is not registered."""
+        return next((name for name, item in self._items.items() if item is obj), None)
 
     def __contains__(self, name: str) -> bool:
         return name in self._items or name in self._aliases

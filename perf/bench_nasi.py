@@ -20,9 +20,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.search.nasi import gumbel, straight_through
-from naslib_plugins.search.supernets import build_supernet
 from naslib_plugins.spaces import get_space
 
 
@@ -39,9 +38,9 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     space = get_space("nasbench201")
     torch.manual_seed(args.seed)
-    net = build_supernet(space, "cifar10", args.channels, args.cells)
+    net = space.supernet("cifar10", "nasi", {"channels": args.channels, "cells": args.cells})
     net.train()
-    batches = BatchSource("cifar10", batch_size=args.batch_size, seed=args.seed, data="gaussian")
+    batches = ImageBatches("cifar10", batch_size=args.batch_size, seed=args.seed, data="gaussian")
     generator = torch.Generator().manual_seed(args.seed)
     alpha = [torch.zeros(n, requires_grad=True) for n in net.groups]
     phases: dict[str, list[float]] = {"floor": [], "forward": [], "backward (create_graph)": [],
@@ -51,8 +50,8 @@ def main() -> None:
         x, y = batches.batch(t)
         weights = [straight_through(a, gumbel(a.numel(), generator), 1.0) for a in alpha]
         choice = net.choice_of(weights)
-        standalone = space.build_model(space.parse(net.decode([w.detach() for w in weights])), "cifar10",
-                                       C=args.channels, N=args.cells)
+        standalone = space.standalone(net.decode([w.detach() for w in weights]), "cifar10",
+                                      {"channels": args.channels, "cells": args.cells})
         standalone.train()
         start = time.perf_counter()
         F.cross_entropy(standalone(x), y).backward()

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.evaluation.scoring import make_predictors, score_architecture
-from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.predictors import PREDICTORS
 from naslib_plugins.spaces import get_space
 
@@ -37,7 +37,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     space = get_space("nasbench201")
-    batches = BatchSource("cifar10", batch_size=args.batch_size, seed=args.seed, data="gaussian")
+    batches = ImageBatches("cifar10", batch_size=args.batch_size, seed=args.seed, data="gaussian")
     names = PREDICTORS.names()
     rng = np.random.default_rng(args.seed)
     archs = [space.sample(rng) for _ in range(args.n_archs)]

@@ -27,10 +27,9 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.evaluation.journal import ScoreLog
-from naslib_plugins.evaluation.scoring import (arch_seed, distinct_sample, make_predictors,
-                                               score_into_log)
-from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.evaluation.scoring import ScoringJob, arch_seed, distinct_sample, make_predictors, score_into_log
 from naslib_plugins.spaces import get_space
 
 
@@ -46,8 +45,8 @@ def score_seconds(space, archs, names, batches, seed, workers, folder: Path) -> 
     path = folder / f"{'-'.join(names)}-w{workers}.jsonl"
     path.unlink(missing_ok=True)
     with ScoreLog(path, settings, resume=False) as log:
-        return timed(lambda: score_into_log(log, space, archs, "cifar10", make_predictors(names), batches, seed,
-                                            workers=workers, desc=f"{','.join(names)} w{workers}"))
+        job = ScoringJob(space, "cifar10", make_predictors(names), batches, seed)
+        return timed(lambda: score_into_log(log, job, archs, workers=workers, desc=f"{','.join(names)} w{workers}"))
 
 
 # the child reports its own high-water mark: VmHWM belongs to the exec'ed image, whereas the
@@ -86,7 +85,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     space = get_space("nasbench201")
-    batches = BatchSource("cifar10", batch_size=args.batch_size, seed=args.seed, data="gaussian")
+    batches = ImageBatches("cifar10", batch_size=args.batch_size, seed=args.seed, data="gaussian")
     archs = distinct_sample(space, args.n_archs, args.seed)
     x, y = batches.batch(0)
     print(f"NB201, batch {args.batch_size}, {args.threads} torch thread(s), load average "

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import torch
 
-from naslib_plugins.evaluation.ground_truth import ZC_FILES, load_zc_scores
-from naslib_plugins.spaces import get_space
+from naslib_plugins.evaluation.ground_truth import load_zc_scores
+from naslib_plugins.spaces import SPACES, get_space
 
 
 def datasets_in(path: Path, space_name: str) -> list[str]:
@@ -31,8 +31,11 @@ def main() -> int:
              "Made by `python scripts/check_param_fidelity.py` (all architectures of each file).", "",
              "| space | dataset / task | archs | equal | max abs diff (params) |", "|---|---|---|---|---|"]
     bad = 0
-    for space_name, rel in ZC_FILES.items():
-        space, path = get_space(space_name), root / rel
+    for space_name in SPACES:
+        space = get_space(space_name)
+        if space.zc_file is None:
+            continue
+        path = root / space.zc_file
         for dataset in datasets_in(path, space_name):
             start = time.time()
             recorded = load_zc_scores(path, space, dataset)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from naslib_plugins.evaluation.minibench import TABLE, make_table
+from naslib_plugins.evaluation.minibench import make_table
 from naslib_plugins.spaces import get_space
+from naslib_plugins.spaces.mlp_act_skip import TABLE
 
 
 def main() -> None:

@@ -1,8 +1,8 @@
-"""Reference scores: ~20 architectures per space x every single-architecture predictor, and one
-short search per optimizer, written as JSON. Made before a refactor by the old code and checked
-after it by tests/test_reference.py (exact hashes and counts, floats within a tolerance).
+"""Reference scores: 20 architectures per space x every single-architecture predictor, and one
+short search per optimizer, written as JSON. Made before the redesign by the old code and checked
+since by tests/test_reference.py (exact hashes, strings and counts; floats within a tolerance).
 
-    python scripts/make_reference.py tests/reference/reference.json   # needs $NASLIB_PLUGINS_DATA
+    NASLIB_PLUGINS_DATA=... python scripts/make_reference.py tests/reference/reference.json
 """
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ import time
 
 import torch
 
-from naslib_plugins.benchmarks.scoring import distinct_sample, make_predictors, score_architecture
 from naslib_plugins.data.sources import make_batches
-from naslib_plugins.optimizers import OPTIMIZERS
+from naslib_plugins.evaluation.scoring import distinct_sample, make_predictors, score_architecture
 from naslib_plugins.predictors import PREDICTORS
+from naslib_plugins.predictors.base import SetPredictor
+from naslib_plugins.search import OPTIMIZERS
 from naslib_plugins.spaces import get_space
 
-# (space, dataset, archs, batch options): small batches and TNB at 64 px keep this to minutes
+# (space, dataset, architectures, batch options): small batches and TNB at 64 px keep this to minutes
 CASES = [
     ("nasbench201", "cifar10", 20, {}),
     ("nasbench101", "cifar10", 20, {}),
@@ -42,36 +43,44 @@ SEARCHES = [
 
 
 def single_predictors() -> list[str]:
-    return [n for n in PREDICTORS.names() if not getattr(PREDICTORS.get(n), "set_level", False)]
+    return [n for n in PREDICTORS.names() if not issubclass(PREDICTORS.get(n), SetPredictor)]
+
+
+def score_rows(space_name: str, dataset: str, archs: list, batch_options: dict) -> list[dict]:
+    """One row per architecture: hash, string, parameter count and every predictor's score."""
+    space = get_space(space_name)
+    batches = make_batches(dataset, batch_size=BATCH_SIZE, seed=SEED, **batch_options)
+    predictors = make_predictors(single_predictors())
+    rows = []
+    for arch in archs:
+        arch = space.parse(arch)
+        n_params = sum(p.numel() for p in space.build_model(arch, dataset).parameters())
+        record = score_architecture(space, arch, dataset, predictors, batches, SEED)
+        rows.append({"hash": record["hash"], "arch_str": record["arch_str"], "n_params": n_params,
+                     "scores": record["scores"], "reason": record["reason"]})
+    return rows
+
+
+def search(optimizer_name: str, space_name: str, dataset: str, options: dict) -> dict:
+    space = get_space(space_name)
+    optimizer = OPTIMIZERS.get(optimizer_name).from_args(options)
+    batches = make_batches(dataset, batch_size=BATCH_SIZE, seed=SEED)
+    arch = optimizer.search(space, dataset, batches, SEED, progress=False).arch
+    return {"space": space_name, "dataset": dataset, "options": options, "hash": space.hash(arch),
+            "arch_str": space.to_string(arch)}
 
 
 def main(path: str) -> None:
     torch.set_num_threads(1)
     out = {"batch_size": BATCH_SIZE, "seed": SEED, "torch": torch.__version__, "scores": {}, "searches": {}}
-    names = single_predictors()
     for space_name, dataset, n, options in CASES:
         start = time.time()
-        space = get_space(space_name)
-        batches = make_batches(dataset, batch_size=BATCH_SIZE, seed=SEED, **options)
-        predictors = make_predictors(names)
-        rows = []
-        for arch in distinct_sample(space, n, SEED):
-            model = space.build_model(arch, dataset)
-            record = score_architecture(space, arch, dataset, predictors, batches, SEED)
-            rows.append({"hash": record["hash"], "arch_str": record["arch_str"],
-                         "n_params": sum(p.numel() for p in model.parameters()),
-                         "scores": record["scores"], "reason": record["reason"]})
-        out["scores"][f"{space_name}/{dataset}"] = {"batch": options, "archs": rows}
+        archs = distinct_sample(get_space(space_name), n, SEED)
+        out["scores"][f"{space_name}/{dataset}"] = {"batch": options,
+                                                   "archs": score_rows(space_name, dataset, archs, options)}
         print(f"{space_name}: {n} archs in {time.time() - start:.0f} s", file=sys.stderr, flush=True)
     for optimizer_name, space_name, dataset, options in SEARCHES:
-        start = time.time()
-        space = get_space(space_name)
-        optimizer = OPTIMIZERS.get(optimizer_name)(**options)
-        batches = make_batches(dataset, batch_size=BATCH_SIZE, seed=SEED)
-        outcome = optimizer.search(space, dataset, batches, SEED, progress=False)
-        out["searches"][optimizer_name] = {"space": space_name, "dataset": dataset, "options": options,
-                                           "hash": space.hash(outcome.arch), "arch_str": space.to_string(outcome.arch)}
-        print(f"{optimizer_name}: {time.time() - start:.0f} s", file=sys.stderr, flush=True)
+        out["searches"][optimizer_name] = search(optimizer_name, space_name, dataset, options)
     with open(path, "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")

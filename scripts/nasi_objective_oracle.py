@@ -6,7 +6,7 @@ selects, on each edge, the op with the largest conditional mean of R = S - mu ma
 Estimating those means from the stand-alone NASI scores of uniformly sampled cells (the
 supernet's one-hot sub-networks are these networks) gives the architecture that Algorithm 1
 would return with an unbiased gradient and many samples; the search's straight-through Gumbel
-estimate is compared against it in README.
+estimate is compared against it in docs/searches.md.
 
     python scripts/nasi_objective_oracle.py results/nasbench201/correlate_cifar10 --dataset cifar10
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from naslib_plugins.evaluation.ground_truth import load_ground_truth
-from naslib_plugins.reporting.plots import read_scores
+from naslib_plugins.reporting.runs import read_scores
 from naslib_plugins.search.nasi import penalty
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces.nasbench201 import NUM_OPS

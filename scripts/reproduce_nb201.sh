@@ -18,4 +18,4 @@ naslib-plugins naslib-agreement --space nasbench201 --dataset cifar10 \
 naslib-plugins naslib-agreement --space nasbench201 --dataset cifar10 \
   --predictors grasp,snip,synflow --seed 1 --workers 2 \
   --zc-file "$NASLIB_PLUGINS_DATA/nasbench201/original/zc_nasbench201.json" --out "$out/naslib_agreement_cifar10_seed1"
-python scripts/summarize_results.py
+naslib-plugins tables results/tables.yaml

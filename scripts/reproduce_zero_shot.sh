@@ -9,10 +9,12 @@ set -euo pipefail
 export OMP_NUM_THREADS=1
 source "$(dirname "$0")/search_jobs.sh"
 common="--space nasbench201 --seeds 0-4 --benchmark $NASLIB_PLUGINS_DATA/nasbench201/nb201_all_15625.csv"
+# the supernet size spelled out as the runs recorded it (not given, zc-pt takes the space's own)
+zc_pt="--optimizer zc-pt --channels 16 --cells 5"
 jobs=()
 for ds in cifar10 ImageNet16-120 cifar100; do
   for pred in zico nwot_eval; do
-    jobs+=("zc_pt/nasbench201_${ds}_${pred} $common --optimizer zc-pt --predictor $pred --dataset $ds")
+    jobs+=("zc_pt/nasbench201_${ds}_${pred} $common $zc_pt --predictor $pred --dataset $ds")
   done
   for opt in zc-evolution zc-random; do
     jobs+=("${opt//-/_}/nasbench201_${ds}_zico_b1000 $common --optimizer $opt --predictor zico --budget 1000 --dataset $ds")
@@ -20,6 +22,6 @@ for ds in cifar10 ImageNet16-120 cifar100; do
 done
 # NASWOT in train mode last: the other four are the figures the comparisons rest on
 for ds in cifar10 ImageNet16-120 cifar100; do
-  jobs+=("zc_pt/nasbench201_${ds}_nwot $common --optimizer zc-pt --predictor nwot --dataset $ds")
+  jobs+=("zc_pt/nasbench201_${ds}_nwot $common $zc_pt --predictor nwot --dataset $ds")
 done
 run_jobs "$@"

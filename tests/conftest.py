@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import zlib
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,26 @@ def require():
 @pytest.fixture(scope="session")
 def cifar_npz(shared_data: Path) -> Path:
     return _require(shared_data / "cifar10_convnetjs" / "cifar10_convnetjs_5k.npz")
+
+
+SLOW_ENV = "NASLIB_PLUGINS_SLOW"
+SLOW_SHARE = 10  # the default run keeps one slow test in this many
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `slow` run as a seeded sample: NASLIB_PLUGINS_SLOW=all runs every one, an integer
+    picks another sample (default 0), so a sweep of seeds 0..9 covers them all."""
+    choice = os.environ.get(SLOW_ENV, "0")
+    if choice == "all":
+        return
+    try:
+        seed = int(choice)
+    except ValueError:
+        raise pytest.UsageError(f"{SLOW_ENV} must be 'all' or an integer, got {choice!r}") from None
+    keep, skipped = [], []
+    for item in items:
+        chosen = zlib.crc32(item.nodeid.encode()) % SLOW_SHARE == seed % SLOW_SHARE
+        (keep if chosen or item.get_closest_marker("slow") is None else skipped).append(item)
+    if skipped:
+        config.hook.pytest_deselected(items=skipped)
+        items[:] = keep

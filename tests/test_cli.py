@@ -1,11 +1,15 @@
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from naslib_plugins.cli import main
+from naslib_plugins.cli import build_parser, main
+from naslib_plugins.params import constructor_params, get_params
+from naslib_plugins.predictors import get_predictor
+from naslib_plugins.search import OPTIMIZERS
 
 A = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_3x3~2|"
 
@@ -40,7 +44,8 @@ def test_bad_input_gives_one_line_and_exit_2(argv, message, capsys):
 
 
 def test_score_prints_records(capsys):
-    assert main(["score", "--arch", A, "--predictors", "params,synflow", "--data", "gaussian", "--batch-size", "4"]) == 0
+    argv = ["score", "--arch", A, "--predictors", "params,synflow", "--data", "gaussian", "--batch-size", "4"]
+    assert main(argv) == 0
     record = json.loads(capsys.readouterr().out.strip())
     assert record["arch_str"] == A and record["status"] == {"params": "ok", "synflow": "ok"}
     assert record["scores"]["params"] == pytest.approx(1.288506, abs=1e-6)  # pitfalls.md: 1.29M
@@ -135,9 +140,82 @@ def test_shipped_configs_are_valid():
     assert searches
     for path in searches:
         options = _load_config(str(path), parser.subcommands["search"])
-        OPTIMIZERS.get(options["optimizer"])
+        OPTIMIZERS.get(options["optimizer"]).from_args(options)
         get_space(options["space"]).check_dataset(options["dataset"])
 
 
 def _config_paths():
     return sorted(Path(__file__).resolve().parents[1].joinpath("configs").glob("*.yaml"))
+
+
+# --------------------------------------------------------------------------- search options
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS.names())
+def test_a_class_default_is_the_only_default(name):
+    """An empty command line leaves every option to the class: the CLI's defaults are all None and
+    the optimizer it builds records the same options as the class built with no arguments."""
+    cls = OPTIMIZERS.get(name)
+    args = build_parser().parse_args(["search", "--optimizer", name])
+    assert all(getattr(args, param) is None for param in constructor_params(cls))
+    assert cls.from_args(args).options() == cls().options()
+    # every parameter is kept under its own name, as given: rebuilt from them, the same optimizer
+    assert cls(**get_params(cls())).options() == cls().options()
+
+
+def test_search_help_names_every_class_default(monkeypatch, capsys):
+    from naslib_plugins.cli import _shown
+
+    monkeypatch.setenv("COLUMNS", "2000")  # no line wrapped
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    flags = {block.split()[0].rstrip(","): " ".join(block.split())
+             for block in re.split(r"\n(?=  -)", capsys.readouterr().out)}
+    for name in OPTIMIZERS:
+        cls = OPTIMIZERS.get(name)
+        for param, p in constructor_params(cls).items():
+            text = flags["--" + param.replace("_", "-")]
+            assert name in text and f"{cls.param_help[param]} (default: {_shown(p.default)})" in text
+
+
+def test_search_options_build_configured_objects():
+    args = build_parser().parse_args(["search", "--optimizer", "zc-pt", "--predictor", "zico", "--pool", "3"])
+    opt = OPTIMIZERS.get("zc-pt").from_args(args)
+    assert type(opt.predictor) is type(get_predictor("zico")) and opt.pool == 3
+    assert opt.options() == {**OPTIMIZERS.get("zc-pt")().options(), "predictor": "zico", "pool": 3}
+    # a configured predictor is recorded by name, with the options that are not its class's
+    custom = OPTIMIZERS.get("zc-random")(predictor=get_predictor("ntk_lambda_min", samples=8), budget=4)
+    assert custom.options() == {"predictor": "ntk_lambda_min", "predictor_options": {"samples": 8}, "budget": 4}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--optimizer", "zc-random", "--steps", "3"], "zc-random has no option --steps"),
+    (["--optimizer", "nasi", "--budget", "3", "--no-drop-none"], "nasi has no option --budget"),
+    (["--optimizer", "zc-pt", "--predictor", "zicoo"], "unknown predictor 'zicoo'"),
+    (["--optimizer", "zc-evolution", "--predictor", "ensemble"], "'ensemble' ranks a whole set of architectures"),
+])
+def test_bad_search_options(argv, message, tmp_path, capsys):
+    assert main(["search", *argv, "--data", "gaussian", "--out", str(tmp_path)]) == 2
+    line = _err_line(capsys)
+    assert line.startswith("naslib-plugins: error: ") and message in line
+
+
+def test_data_and_demo_flags_leave_their_defaults_to_the_functions(monkeypatch, capsys):
+    import inspect
+
+    from naslib_plugins.data.sources import BATCH_OPTIONS, make_batches
+    from naslib_plugins.demo import run_demo
+
+    parser = build_parser()
+    assert all(getattr(parser.parse_args(["score"]), n) is None for n in BATCH_OPTIONS)
+    demo = ("n_archs", "seeds", "budget", "steps", "batch_size")
+    assert all(getattr(parser.parse_args(["demo"]), n) is None for n in demo)
+    monkeypatch.setenv("COLUMNS", "2000")
+    for argv, func, names in ((["demo"], run_demo, demo), (["score"], make_batches, ("batch_size", "data"))):
+        with pytest.raises(SystemExit):
+            main([*argv, "--help"])
+        text = capsys.readouterr().out
+        for name in names:
+            default = inspect.signature(func).parameters[name].default
+            shown = ",".join(map(str, default)) if isinstance(default, tuple) else str(default)
+            assert f"(default: {shown})" in text

@@ -4,11 +4,11 @@ from __future__ import annotations
 import csv
 import json
 
-
+from naslib_plugins.cli import main
 from naslib_plugins.evaluation import minibench
 from naslib_plugins.evaluation.ground_truth import default_benchmark, load_ground_truth
-from naslib_plugins.cli import main
 from naslib_plugins.spaces import get_space
+from naslib_plugins.spaces.mlp_act_skip import TABLE
 
 FAST = dict(minibench.RECIPE, epochs=1)
 
@@ -46,8 +46,8 @@ def test_table_resumes_and_reads_back_as_ground_truth(tmp_path, monkeypatch):
 
 def test_packaged_table_covers_the_space():
     space = get_space("mlp_act_skip")
-    path = default_benchmark("mlp_act_skip", "digits")
-    assert path == minibench.TABLE and path.is_file()
+    path = default_benchmark(space)
+    assert path == TABLE and path.is_file()
     truth = load_ground_truth(path, space, "digits", "test_accuracy")
     assert len(truth) == 4096 and set(truth.values) == {space.hash(a) for a in space.all()}
     assert json.loads(path.read_text().splitlines()[1][len("# recipe: "):]) == json.loads(

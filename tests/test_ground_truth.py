@@ -3,10 +3,10 @@ import pickle
 
 import pytest
 
-from naslib_plugins.evaluation.correlation import correlations, top_precision
-from naslib_plugins.evaluation.ground_truth import load_ground_truth, load_zc_scores
 from naslib_plugins.data.safe_pickle import safe_load
 from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.evaluation.correlation import correlations, top_precision
+from naslib_plugins.evaluation.ground_truth import load_ground_truth, load_zc_scores
 from naslib_plugins.spaces import get_space
 
 space = get_space("nasbench201")

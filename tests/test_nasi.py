@@ -9,8 +9,10 @@ import torch
 import torch.nn.functional as F
 
 from naslib_plugins.cli import build_parser, main
-from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.errors import UserError
+from naslib_plugins.evaluation.search_run import parse_seeds
+from naslib_plugins.predictors import get_predictor
 from naslib_plugins.search import OPTIMIZERS
 from naslib_plugins.search.nasi import (
     NASI,
@@ -23,11 +25,8 @@ from naslib_plugins.search.nasi import (
     penalty_slope,
     straight_through,
 )
-from naslib_plugins.evaluation.search_run import parse_seeds
-from naslib_plugins.search.supernets import NB201Supernet
-from naslib_plugins.predictors import get_predictor
 from naslib_plugins.spaces import get_space
-from naslib_plugins.spaces.nasbench201 import NONE, NB201Network
+from naslib_plugins.spaces.nasbench201 import NONE, NB201Network, NB201Supernet
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 TINY = dict(channels=4, cells=1)
@@ -104,7 +103,7 @@ def test_parse_seeds():
 def test_gradient_reaches_every_alpha():
     torch.manual_seed(0)
     net = NB201Supernet(10, **dict(C=4, N=1)).train()
-    x, y = BatchSource("cifar10", batch_size=8, seed=0, data="gaussian").batch(0)
+    x, y = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian").batch(0)
     alpha, w = st_weights(3)
     score = architecture_score(net, w, x, y, F.cross_entropy, create_graph=True)
     grads = torch.autograd.grad(score, alpha)
@@ -119,7 +118,7 @@ def test_double_backward_equals_the_full_supernet_derivative():
     where a ReLU pre-activation crosses 0, so the difference step is kept tiny.)"""
     torch.manual_seed(1)
     net = NB201Supernet(10, C=2, N=1).double().train()
-    x, y = BatchSource("cifar10", batch_size=4, seed=1, data="gaussian").batch(0)
+    x, y = ImageBatches("cifar10", batch_size=4, seed=1, data="gaussian").batch(0)
     x = x.double()
     arch = (2, 0, 4, 3, 1, 2)
 
@@ -160,7 +159,7 @@ def test_supernet_score_is_the_nasi_predictor_of_the_standalone_network():
             parts[4:4] = ["ops", str(arch[int(parts[3])])]
         state[key] = net.state_dict()[".".join(parts)]
     standalone.load_state_dict(state)
-    batches = BatchSource("cifar10", batch_size=8, seed=0, data="gaussian")
+    batches = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian")
     expected = get_predictor("nasi").score(standalone, batches, F.cross_entropy)
     x, y = batches.batch(0)
     hard = architecture_score(net, one_hot(arch), x, y, F.cross_entropy, create_graph=False)
@@ -175,7 +174,7 @@ def test_supernet_score_is_the_nasi_predictor_of_the_standalone_network():
 
 def test_search_is_valid_and_deterministic():
     space = get_space("nasbench201")
-    batches = BatchSource("cifar10", batch_size=8, seed=0, data="gaussian")
+    batches = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian")
     nasi = NASI(steps=3, **TINY)
     first = nasi.search(space, "cifar10", batches, seed=0, progress=False)
     again = nasi.search(space, "cifar10", batches, seed=0, progress=False)
@@ -190,7 +189,7 @@ def test_search_is_valid_and_deterministic():
 
 def test_drop_none_never_samples_or_returns_none():
     space = get_space("nasbench201")
-    batches = BatchSource("cifar10", batch_size=8, seed=0, data="gaussian")
+    batches = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian")
     out = NASI(steps=3, drop_none=True, **TINY).search(space, "cifar10", batches, 0, progress=False)
     assert NONE not in out.arch
     # p_none = 0 in every sample, so no gradient ever reaches its alpha
@@ -204,7 +203,7 @@ def test_drop_none_never_samples_or_returns_none():
 
 def test_fixed_nu_and_saturated_penalty():
     space = get_space("nasbench201")
-    batches = BatchSource("cifar10", batch_size=8, seed=0, data="gaussian")
+    batches = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian")
     fixed = NASI(steps=2, nu="fixed", nu_samples=3, mu=2.0, **TINY).search(space, "cifar10", batches, 0, progress=False)
     assert len(set(fixed.trace["nu"])) == 1 and fixed.trace["nu"][0] > 0
     # nu far below every score with mu = 1: dR/dS = 0, so every G_t is zero
@@ -285,7 +284,7 @@ def test_bad_seeds_are_one_line_errors(seeds, message, tmp_path, capsys):
 
 def test_search_errors(tmp_path, capsys):
     assert main(["search", "--space", "nasbench101", "--data", "gaussian", "--out", str(tmp_path)]) == 2
-    assert "nasi has no supernet for search space 'nasbench101'" in capsys.readouterr().err
+    assert "no 'nasi' supernet for search space 'nasbench101'" in capsys.readouterr().err
     assert main(["search", "--optimizer", "nasii", "--data", "gaussian", "--out", str(tmp_path)]) == 2
     assert "unknown optimizer 'nasii'" in capsys.readouterr().err
     assert main(["search", "--data", "gaussian"]) == 2
@@ -304,3 +303,10 @@ def test_shipped_configs_are_valid_search_options():
         kwargs = {k: options[k] for k in ("steps", "mu", "nu", "nu0", "tau", "xi", "channels", "cells") if k in options}
         NASI(**kwargs)
         parse_seeds(options["seeds"])
+
+
+def test_nu0_is_kept_as_given_and_recorded_as_used():
+    assert NASI().nu0 is None and NASI(nu0=500).nu0 == 500.0
+    # the adaptive nu's start is recorded as the search uses it, as runs always recorded it
+    assert NASI().options()["nu0"] == 1000.0 and NASI(nu0=500).options()["nu0"] == 500.0
+    assert NASI(nu="fixed").options()["nu0"] is None

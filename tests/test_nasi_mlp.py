@@ -5,13 +5,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from naslib_plugins.data.digits import DigitsBatchSource
+from naslib_plugins.data.digits import DigitsBatches
 from naslib_plugins.errors import UserError
-from naslib_plugins.search.nasi import NASI, architecture_score, gumbel, straight_through
-from naslib_plugins.search.supernets import SUPPORTED_SPACES, MLPActSkipSupernet, build_supernet
 from naslib_plugins.predictors import get_predictor
+from naslib_plugins.search.nasi import NASI, architecture_score, gumbel, straight_through
 from naslib_plugins.spaces import get_space
-from naslib_plugins.spaces.mlp_act_skip import MLPActSkipSpace
+from naslib_plugins.spaces.mlp_act_skip import MLPActSkipSpace, MLPActSkipSupernet
 
 SPACE = MLPActSkipSpace(width=16)
 ARCHS = [(2, 4, 7, 1, 0, 1), (0, 0, 0, 0, 0, 0), (5, 1, 3, 1, 1, 1), (6, 3, 0, 0, 1, 0)]
@@ -23,28 +22,27 @@ def one_hot(arch, groups):
 
 def supernet(seed=0, space=SPACE):
     torch.manual_seed(seed)
-    return build_supernet(space, "digits", 16, 5).train()
+    return space.supernet("digits", "nasi").train()
 
 
 def test_builder_groups_and_decode():
-    assert "mlp_act_skip" in SUPPORTED_SPACES
     net = supernet()
     assert isinstance(net, MLPActSkipSupernet) and net.groups == (8, 8, 8, 2, 2, 2)
     assert net.embed.weight.shape == (16, 64) and net.classifier.weight.shape == (10, 16)
-    deep = build_supernet(MLPActSkipSpace(depth=4, width=8), "digits", 16, 5)
+    deep = MLPActSkipSpace(depth=4, width=8).supernet("digits", "nasi")
     assert deep.groups == (8,) * 4 + (2,) * 6 and len(deep.layers) == 4
     alpha = [torch.tensor(v) for v in ([0.0, 0.3, 0.1, 0, 0, 0, 0, 0], [0.0] * 8, [0, 0, 0, 0, 0, 0, 0, 0.2],
                                        [0.1, -0.1], [-0.2, 0.5], [0.0, 0.0])]
     arch = net.decode(alpha)
     assert arch == (1, 0, 7, 0, 1, 0)  # ties: the first activation, skip off
     assert SPACE.parse(arch) == arch and all(type(v) is int for v in arch)
-    with pytest.raises(UserError, match="no supernet for search space 'nasbench101'"):
-        build_supernet(get_space("nasbench101"), "cifar10", 16, 5)
+    with pytest.raises(UserError, match="no 'nasi' supernet for search space 'nasbench101'; its supernets: none"):
+        get_space("nasbench101").supernet("cifar10", "nasi")
 
 
 def test_hard_weights_run_the_standalone_network():
     net = supernet()
-    x = DigitsBatchSource(batch_size=8).batch(0)[0]
+    x = DigitsBatches(batch_size=8).batch(0)[0]
     for arch in ARCHS:
         standalone = SPACE.build_model(arch, "digits")
         standalone.load_state_dict(net.state_dict())  # the same parameter names
@@ -59,7 +57,7 @@ def test_supernet_score_is_the_nasi_predictor_of_the_standalone_network(arch):
     net = supernet(3)
     standalone = SPACE.build_model(arch, "digits")
     standalone.load_state_dict(net.state_dict())
-    batches = DigitsBatchSource(batch_size=16, seed=1)
+    batches = DigitsBatches(batch_size=16, seed=1)
     expected = get_predictor("nasi").score(standalone, batches, F.cross_entropy)
     x, y = batches.batch(0)
     hard = architecture_score(net, one_hot(arch, net.groups), x, y, F.cross_entropy, create_graph=False)
@@ -71,7 +69,7 @@ def test_supernet_score_is_the_nasi_predictor_of_the_standalone_network(arch):
 
 def test_gradient_reaches_every_activation_and_skip_choice():
     net = supernet()
-    x, y = DigitsBatchSource(batch_size=16).batch(0)
+    x, y = DigitsBatches(batch_size=16).batch(0)
     gen = torch.Generator().manual_seed(0)
     alpha = [torch.zeros(n, requires_grad=True) for n in net.groups]
     weights = [straight_through(a, gumbel(a.numel(), gen), 1.0) for a in alpha]
@@ -82,7 +80,7 @@ def test_gradient_reaches_every_activation_and_skip_choice():
 
 
 def test_search_is_valid_and_deterministic():
-    batches = DigitsBatchSource(batch_size=16, seed=0)
+    batches = DigitsBatches(batch_size=16, seed=0)
     nasi = NASI(steps=4)
     first = nasi.search(SPACE, "digits", batches, seed=0, progress=False)
     again = nasi.search(SPACE, "digits", batches, seed=0, progress=False)

@@ -12,26 +12,19 @@ from collections import Counter
 import pytest
 import torch
 import torch.nn.functional as F
+from test_nasi import TINY
 
 from naslib_plugins.cli import main
-from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.data.tasks import TASK_NAMES, TaskBatchSource
+from naslib_plugins.data.batches import ImageBatches
+from naslib_plugins.data.tasks import TASK_NAMES, TaskBatches
 from naslib_plugins.errors import UserError
-from naslib_plugins.search.nasi import NASI, architecture_score, gumbel, straight_through
-from naslib_plugins.search.supernets import (
-    _DARTS_EDGE_POS,
-    SUPPORTED_SPACES,
-    NASIDartsCell,
-    NASIDartsSupernet,
-    TNBMicroSupernet,
-    build_supernet,
-    darts_layers,
-)
 from naslib_plugins.predictors import get_predictor
+from naslib_plugins.search.nasi import NASI, architecture_score, gumbel, straight_through
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces import nasbench301 as nb301
 from naslib_plugins.spaces import transbench101 as tnb
-from test_nasi import TINY
+from naslib_plugins.spaces.nasbench301 import DARTS_EDGE_POS, NASIDartsCell, NASIDartsSupernet, darts_layers
+from naslib_plugins.spaces.transbench101 import TNBMicroSupernet
 
 DARTS = get_space("nasbench301")
 TNB = get_space("transbench101_micro")
@@ -58,20 +51,20 @@ def st_at(choice, groups):
 
 def darts_net(seed=0, dtype=torch.float32):
     torch.manual_seed(seed)
-    return build_supernet(DARTS, "cifar10", TINY["channels"], TINY["cells"]).to(dtype).train()
+    return DARTS.supernet("cifar10", "nasi", TINY).to(dtype).train()
 
 
 def darts_batches(seed=0):
-    return BatchSource("cifar10", batch_size=4, seed=seed, data="gaussian", resolution=8)
+    return ImageBatches("cifar10", batch_size=4, seed=seed, data="gaussian", resolution=8)
 
 
 def tnb_net(task, seed=0):
     torch.manual_seed(seed)
-    return build_supernet(TNB, task, TINY["channels"], TINY["cells"]).train()  # C, N: not TNB's
+    return TNB.supernet(task, "nasi").train()
 
 
 def tnb_batches(task, seed=0):
-    return TaskBatchSource(task, batch_size=4, seed=seed, data="gaussian", resolution=24 if task == "jigsaw" else 32)
+    return TaskBatches(task, batch_size=4, seed=seed, data="gaussian", resolution=24 if task == "jigsaw" else 32)
 
 
 def count_op_calls(net):
@@ -86,7 +79,7 @@ def count_op_calls(net):
 
 def full_node(self, k, states, h_op, h_in, op, source):
     """F = sum_o sum_j h_op[o] h_in[j] O_jo(x_j): every op on every input of node k."""
-    return sum(h_op[o] * h_in[j] * self.edges[_DARTS_EDGE_POS[(k, j)]][o](states[j])
+    return sum(h_op[o] * h_in[j] * self.edges[DARTS_EDGE_POS[(k, j)]][o](states[j])
                for j in range(k + 2) for o in range(nb301.NUM_OPS))
 
 
@@ -94,7 +87,6 @@ def full_node(self, k, states, h_op, h_in, op, source):
 
 
 def test_darts_groups_and_decode():
-    assert {"nasbench301", "transbench101_micro"} <= set(SUPPORTED_SPACES)
     net = darts_net()
     assert isinstance(net, NASIDartsSupernet) and net.groups == OPS_PER_NODE * 2
     assert len(net.cells) == darts_layers(1) and net.reductions == [False, True, False, True, False]
@@ -196,7 +188,8 @@ def test_darts_subnetworks_have_the_standalone_parameters_but_the_strided_skips(
     normal = ((0, P3), (1, S), (2, D3), (0, P5), (1, P3), (3, nb301.DIL5), (4, S), (2, nb301.AVG_POOL))
     reduce = ((0, S), (1, S), (2, P3), (1, S), (3, S), (0, MP), (4, D3), (1, P5))
     arch = DARTS.parse((normal, reduce))
-    standalone = DARTS.build_model(arch, "cifar10", C=TINY["channels"], layers=darts_layers(TINY["cells"]))
+    standalone = DARTS.standalone(arch, "cifar10", TINY)
+    assert len(standalone.cells) == darts_layers(TINY["cells"])
 
     def shapes(params):
         return Counter(tuple(p.shape) for p in params)
@@ -235,7 +228,7 @@ def test_darts_search_is_valid_and_deterministic():
 def test_tnb_groups_and_decode():
     net = tnb_net("class_object")
     assert isinstance(net, TNBMicroSupernet) and net.groups == (4,) * 6
-    # the benchmark's encoder whatever C and N say: 10 cells, 64 -> 512 channels
+    # the benchmark's encoder: 10 cells, 64 -> 512 channels
     assert len(net.encoder.layers) == 10 and net.encoder.out_channels == 512
     alpha = [torch.tensor(v) for v in ([0.0, 0.2, 0.1, 0.0], [0.0] * 4, [-0.1, 0.0, 0.0, 0.3],
                                        [0.5, 0.1, 0.2, 0.0], [0.0, 0.0, 0.4, 0.0], [0.0, 0.1, 0.1, 0.0])]
@@ -243,7 +236,9 @@ def test_tnb_groups_and_decode():
     assert arch == (1, 0, 3, 0, 2, 1)  # ties: the lower code, `none` first
     assert TNB.parse(arch) == arch and all(type(v) is int for v in arch)
     with pytest.raises(UserError, match="has no task 'cifar10'"):
-        build_supernet(TNB, "cifar10", 16, 5)
+        TNB.supernet("cifar10", "nasi")
+    with pytest.raises(UserError, match="micro's supernet takes no option cells, channels; it takes: none"):
+        TNB.supernet("class_scene", "nasi", TINY)
 
 
 @pytest.mark.parametrize("task", TASK_NAMES)

@@ -16,10 +16,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.data.batches import BatchSource, ImageBatches
 from naslib_plugins.errors import ArchitectureError, UserError
-from naslib_plugins.search import OPTIMIZERS
 from naslib_plugins.predictors import get_predictor
+from naslib_plugins.search import OPTIMIZERS
 from naslib_plugins.spaces import get_space
 
 try:
@@ -36,7 +36,7 @@ ARCH = (2, 3, 0, 4, 1, 2)  # every NB201 op but `none` on a used edge, and one `
 
 def _gaussian(batch_size: int) -> BatchSource:
     # 8x8 inputs: the NB201 skeleton takes any size, and small ones keep the full-width nets fast
-    return BatchSource("cifar10", batch_size=batch_size, seed=3, data="gaussian", resolution=8)
+    return ImageBatches("cifar10", batch_size=batch_size, seed=3, data="gaussian", resolution=8)
 
 
 def _nb201_graph(arch=ARCH, seed: int = 0):
@@ -107,8 +107,9 @@ def test_measures_survive_find_measures_next_to_naslibs_own():
     # NASLib's own snip on the same 8 samples: ours (SNIP on one batch of all of them) agrees
     whole = adapter.FixedBatches([(torch.cat([x for x, _ in loader]), torch.cat([y for _, y in loader]))])
     snip = get_predictor("snip").score(_ours_with_weights_of(graph), whole, F.cross_entropy)
-    assert predictive.find_measures(graph, loader, info, torch.device("cpu"), F.cross_entropy,
-                                    measure_names=["snip"], measures_arr={"snip": arrays["snip"]}) == pytest.approx(snip, rel=1e-6)
+    theirs = predictive.find_measures(graph, loader, info, torch.device("cpu"), F.cross_entropy,
+                                      measure_names=["snip"], measures_arr={"snip": arrays["snip"]})
+    assert theirs == pytest.approx(snip, rel=1e-6)
 
 
 @needs_naslib
@@ -212,7 +213,8 @@ def _fake_nb201_api() -> dict:
     space = get_space("nasbench201")
     data = {}
     for i, arch in enumerate(space.all()):
-        data[space.to_string(arch)] = {"cifar10-valid": {"train_acc1es": [50.0 + i / 1e3], "eval_acc1es": [40.0 + i / 1e3],
+        data[space.to_string(arch)] = {"cifar10-valid": {"train_acc1es": [50.0 + i / 1e3],
+                                                         "eval_acc1es": [40.0 + i / 1e3],
                                                          "cost_info": {"train_time": float(i)}}}
     return {"nb201_data": data}
 
@@ -234,7 +236,7 @@ def test_trainer_runs_our_nasi_and_returns_a_queryable_graph(tmp_path):
     assert isinstance(graph, NasBench201SearchSpace)
     # the same search run directly, on our own models, finds the same cell
     nasi = OPTIMIZERS.get("nasi")(steps=2, channels=4, cells=1)
-    expected = nasi.search(get_space("nasbench201"), "cifar10", BatchSource("cifar10", batch_size=4, seed=0,
+    expected = nasi.search(get_space("nasbench201"), "cifar10", ImageBatches("cifar10", batch_size=4, seed=0,
                                                                               data="gaussian"), 0, progress=False).arch
     assert tuple(graph.get_op_indices()) == expected
     value = api["nb201_data"][get_space("nasbench201").to_string(expected)]["cifar10-valid"]["eval_acc1es"][-1]
@@ -253,8 +255,9 @@ def test_trainer_runs_zero_shot_evolution_without_a_benchmark(tmp_path):
     optimizer.adapt_search_space(NasBench201SearchSpace())
     trainer = Trainer(optimizer, optimizer.config, lightweight_output=True)
     trainer.search(resume_from="")
-    expected = OPTIMIZERS.get("zc-evolution")(predictor="params", budget=4, population=2, sample_size=1).search(
-        get_space("nasbench201"), "cifar10", BatchSource("cifar10", seed=0, data="gaussian"), 0, progress=False)
+    ours = OPTIMIZERS.get("zc-evolution")(predictor=get_predictor("params"), budget=4, population=2, sample_size=1)
+    expected = ours.search(get_space("nasbench201"), "cifar10", ImageBatches("cifar10", seed=0, data="gaussian"), 0,
+                           progress=False)
     assert tuple(optimizer.get_final_architecture().get_op_indices()) == expected.arch
     # no benchmark: the Trainer logs NaN, nothing estimated
     assert all(math.isnan(v) for v in optimizer.train_statistics())
@@ -272,9 +275,9 @@ def test_trainer_runs_zero_cost_pt(tmp_path):
     optimizer = adapter.make_optimizer(_config(tmp_path, "zc-pt", **search))
     optimizer.adapt_search_space(NasBench201SearchSpace())
     Trainer(optimizer, optimizer.config, lightweight_output=True).search(resume_from="")
-    expected = OPTIMIZERS.get("zc-pt")(predictor="nwot", pool=1, validate_rounds=1, channels=2, cells=1).search(
-        get_space("nasbench201"), "cifar10", BatchSource("cifar10", batch_size=4, seed=0, data="gaussian"), 0,
-        progress=False)
+    ours = OPTIMIZERS.get("zc-pt")(predictor=get_predictor("nwot"), pool=1, validate_rounds=1, channels=2, cells=1)
+    expected = ours.search(get_space("nasbench201"), "cifar10",
+                           ImageBatches("cifar10", batch_size=4, seed=0, data="gaussian"), 0, progress=False)
     assert tuple(optimizer.get_final_architecture().get_op_indices()) == expected.arch
 
 

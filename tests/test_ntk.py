@@ -8,11 +8,10 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.data.digits import DigitsBatchSource
+from naslib_plugins.data.batches import ImageBatches
+from naslib_plugins.data.digits import DigitsBatches
 from naslib_plugins.errors import UserError
-from naslib_plugins.predictors import PREDICTORS, get_predictor
-from naslib_plugins.predictors import ntk
+from naslib_plugins.predictors import PREDICTORS, get_predictor, ntk
 from naslib_plugins.predictors.ntk import NTKLambdaMin, parameter_chunks
 from naslib_plugins.spaces import get_space
 
@@ -116,7 +115,7 @@ def test_batchnorm_in_train_mode_couples_samples_and_keeps_buffers():
 
 
 def test_samples_are_the_first_of_batch_zero():
-    batches = BatchSource("cifar10", batch_size=8, seed=0, data="gaussian")
+    batches = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian")
     x = batches.batch(0)[0]
     score = NTKLambdaMin(samples=5).score(tiny_bn_net(), batches, None)
     kernel = NTKLambdaMin(samples=5).kernel(tiny_bn_net(), x[:5])
@@ -146,18 +145,18 @@ def test_registered_with_options():
 def test_on_the_spaces_models():
     nb201 = get_space("nasbench201")
     torch.manual_seed(0)
-    model = nb201.build_model((2, 3, 0, 4, 2, 3), "cifar10", C=4, N=1)
-    batches = BatchSource("cifar10", batch_size=8, seed=0, data="gaussian")
+    model = nb201.build_model((2, 3, 0, 4, 2, 3), "cifar10", {"C": 4, "N": 1})
+    batches = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian")
     a = NTKLambdaMin(samples=4).score(model, batches, F.cross_entropy)
     assert math.isfinite(a) and a > 0
     nb101 = get_space("nasbench101")
     model = nb101.build_model(nb101.sample(np.random.default_rng(0)), "cifar10",
-                              stem_channels=8, num_stacks=1, num_cells=1)
+                              {"stem_channels": 8, "num_stacks": 1, "num_cells": 1})
     assert math.isfinite(NTKLambdaMin(samples=4).score(model, batches, F.cross_entropy))
     mlp = get_space("mlp_act_skip")
     torch.manual_seed(0)
     model = mlp.build_model("relu-tanh-gelu|0>2", "digits")
-    digits = DigitsBatchSource(batch_size=16)
+    digits = DigitsBatches(batch_size=16)
     lam = NTKLambdaMin().score(model, digits, F.cross_entropy)
     assert math.isfinite(lam) and lam > 0
     torch.manual_seed(1)

@@ -8,10 +8,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from naslib_plugins.evaluation.scoring import make_predictors, score_architecture
-from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.data.batches import BatchSource, ImageBatches
 from naslib_plugins.errors import UserError
-from naslib_plugins.predictors import PREDICTORS, Predictor, get_predictor
+from naslib_plugins.evaluation.scoring import make_predictors, score_architecture
+from naslib_plugins.params import constructor_params
+from naslib_plugins.predictors import PREDICTORS, Predictor, SetPredictor, get_predictor
 from naslib_plugins.predictors.base import shared_gradients, weight_layers
 from naslib_plugins.predictors.model_stats import count_flops
 from naslib_plugins.spaces import get_space
@@ -23,12 +24,12 @@ SMALL = {"C": 4, "N": 1}
 
 def small_model(arch=ARCH, seed=0, dataset="cifar10"):
     torch.manual_seed(seed)
-    return space.build_model(arch, dataset, **SMALL)
+    return space.build_model(arch, dataset, SMALL)
 
 
 @pytest.fixture(scope="module")
 def batches():
-    return BatchSource("cifar10", batch_size=8, seed=0, data="gaussian")
+    return ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian")
 
 
 def test_registry_has_the_six_proxies_and_sizes():
@@ -37,14 +38,65 @@ def test_registry_has_the_six_proxies_and_sizes():
         get_predictor("jacob")
 
 
-@pytest.mark.parametrize("name", [n for n in PREDICTORS.names() if not getattr(PREDICTORS.get(n), "set_level", False)])
+PER_ARCHITECTURE = [n for n in PREDICTORS.names() if issubclass(PREDICTORS.get(n), Predictor)]
+
+
+@pytest.mark.parametrize("name", PER_ARCHITECTURE)
 def test_every_predictor_is_finite_and_bitwise_reproducible(name, batches):
     a = get_predictor(name).score(small_model(), batches, F.cross_entropy)
     b = get_predictor(name).score(small_model(), batches, F.cross_entropy)
     assert math.isfinite(a) and a == b
     c = get_predictor(name).score(small_model(seed=1), batches, F.cross_entropy)
-    if PREDICTORS.get(name).needs_data or name not in ("params", "flops"):
+    if name not in ("params", "flops"):
         assert c != a  # depends on the initialisation
+
+
+class _Recording:
+    """A batch source noting the batches read and the mode the network runs in, its labels
+    optionally shifted to other classes."""
+
+    def __init__(self, source: ImageBatches, shift_labels: bool = False):
+        self.source, self.shift_labels = source, shift_labels
+        self.read: set[int] = set()
+
+    @property
+    def input_shape(self):
+        return self.source.input_shape
+
+    def batch(self, i):
+        self.read.add(i)
+        x, y = self.source.batch(i)
+        return x, (y + 1) % 10 if self.shift_labels else y
+
+    def describe(self):
+        return self.source.describe()
+
+    def settings(self):
+        return self.source.settings()
+
+
+@pytest.mark.parametrize("name", PER_ARCHITECTURE)
+def test_every_predictor_reads_what_its_requirements_declare(name, batches):
+    predictor = get_predictor(name)
+    needs = predictor.requirements()
+    source = _Recording(batches)
+    assert isinstance(source, BatchSource)
+    model = small_model()
+    modes = []
+    model.register_forward_pre_hook(lambda module, inputs: modes.append(module.training))
+    score = predictor.score(model, source, F.cross_entropy)
+    assert source.read == set(range(needs.batches)) and needs.data == bool(needs.batches)
+    assert set(modes) <= {needs.train_mode}
+    shifted = get_predictor(name).score(small_model(), _Recording(batches, shift_labels=True), F.cross_entropy)
+    assert (shifted != score) == needs.labels
+
+
+@pytest.mark.parametrize("name", PREDICTORS.names())
+def test_options_are_the_constructor_parameters(name):
+    predictor = get_predictor(name)
+    assert list(predictor.options()) == list(constructor_params(type(predictor)))
+    assert type(predictor)(**predictor.options()).options() == predictor.options()
+    assert isinstance(predictor, Predictor) != isinstance(predictor, SetPredictor)
 
 
 def test_nasi_is_squared_norm_of_mean_batch_gradient(batches):
@@ -88,7 +140,8 @@ def _snip_with_masks(model, x, y):
                 lambda self, x: F.conv2d(x, self.weight * self.weight_mask, self.bias, self.stride,
                                          self.padding, self.dilation, self.groups), layer)
         else:
-            layer.forward = types.MethodType(lambda self, x: F.linear(x, self.weight * self.weight_mask, self.bias), layer)
+            layer.forward = types.MethodType(
+                lambda self, x: F.linear(x, self.weight * self.weight_mask, self.bias), layer)
     F.cross_entropy(model(x), y).backward()
     return sum(float(layer.weight_mask.grad.abs().sum()) for layer in weight_layers(model))
 
@@ -115,7 +168,7 @@ def test_synflow_ignores_batchnorm_and_data_and_keeps_model_intact(batches):
     model = small_model()
     before = copy.deepcopy(model.state_dict())
     s = get_predictor("synflow").score(model, batches, F.cross_entropy)
-    other = BatchSource("cifar10", batch_size=8, seed=9, data="gaussian")
+    other = ImageBatches("cifar10", batch_size=8, seed=9, data="gaussian")
     assert s == get_predictor("synflow").score(model, other, F.cross_entropy)
     for k, v in model.state_dict().items():
         assert torch.equal(v, before[k]), k
@@ -140,29 +193,25 @@ def test_flops_and_params_match_naslib_records(shared_data):
 
 def test_shared_gradients_give_the_same_scores_as_separate_models(batches):
     names = ["nasi", "zico", "snip", "grasp", "synflow", "params", "flops"]
-    record = score_architecture(space, ARCH, "cifar10", make_predictors(names), batches, seed=3, model_kwargs=SMALL)
-    again = score_architecture(space, ARCH, "cifar10", make_predictors(names[::-1]), batches, seed=3, model_kwargs=SMALL)
+    record = score_architecture(space, ARCH, "cifar10", make_predictors(names), batches, seed=3, size=SMALL)
+    again = score_architecture(space, ARCH, "cifar10", make_predictors(names[::-1]), batches, seed=3, size=SMALL)
     assert record["scores"] == again["scores"]
     assert all(s == "ok" for s in record["status"].values())
 
 
 class _Exploding(Predictor):
-    name = "exploding"
-
     def score(self, model, batches, loss_fn):
         return float("nan")
 
 
 class _Raising(Predictor):
-    name = "raising"
-
     def score(self, model, batches, loss_fn):
         raise RuntimeError("boom")
 
 
 def test_nan_and_exceptions_are_reported_as_failed(batches):
     preds = {"nan": _Exploding(), "raise": _Raising(), "params": get_predictor("params")}
-    r = score_architecture(space, ARCH, "cifar10", preds, batches, seed=0, model_kwargs=SMALL)
+    r = score_architecture(space, ARCH, "cifar10", preds, batches, seed=0, size=SMALL)
     assert r["status"] == {"nan": "failed", "raise": "failed", "params": "ok"}
     assert r["reason"]["nan"] == "non-finite score nan"
     assert r["reason"]["raise"] == "RuntimeError: boom"

@@ -11,8 +11,8 @@ import pickle
 import numpy as np
 import pytest
 
-from naslib_plugins.evaluation.journal import read_score_log
 from naslib_plugins.cli import main
+from naslib_plugins.evaluation.journal import read_score_log
 from naslib_plugins.predictors import PREDICTORS, Predictor
 
 A = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_3x3~2|"
@@ -163,15 +163,11 @@ def test_resume_of_a_file_that_is_no_score_log(tmp_path, capsys):
 
 
 class _Raising(Predictor):
-    needs_data = False
-
     def score(self, model, batches, loss_fn):
         raise RuntimeError("exploded on purpose")
 
 
 class _NaN(Predictor):
-    needs_data = False
-
     def score(self, model, batches, loss_fn):
         return float("nan")
 

@@ -9,9 +9,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.data.datasets import dataset_info
-from naslib_plugins.data.digits import DigitsBatchSource, digits_split
+from naslib_plugins.data.digits import DigitsBatches, digits_split
 from naslib_plugins.errors import ArchitectureError, UserError
 from naslib_plugins.predictors import get_predictor
 from naslib_plugins.spaces import SPACES, get_space
@@ -164,13 +164,13 @@ def test_digits_split_sizes_standardisation_and_determinism():
 
 
 def test_digits_batches_are_seeded_and_from_the_train_split():
-    a, b = DigitsBatchSource(batch_size=32, seed=3), DigitsBatchSource(batch_size=32, seed=3)
+    a, b = DigitsBatches(batch_size=32, seed=3), DigitsBatches(batch_size=32, seed=3)
     x, y = a.batch(0)
     assert x.shape == (32, 64) and y.dtype == torch.long and a.input_shape == (64,)
     assert torch.equal(x, b.batch(0)[0]) and torch.equal(y, b.batch(0)[1])
     assert not torch.equal(x, a.batch(1)[0])
-    assert not torch.equal(x, DigitsBatchSource(batch_size=32, seed=4).batch(0)[0])
-    assert not torch.equal(x[:16], DigitsBatchSource(batch_size=16, seed=3).batch(0)[0])
+    assert not torch.equal(x, DigitsBatches(batch_size=32, seed=4).batch(0)[0])
+    assert not torch.equal(x[:16], DigitsBatches(batch_size=16, seed=3).batch(0)[0])
     x_train, y_train, x_test, _ = digits_split()
     match = (x[:, None, :] == x_train[None]).all(dim=2)  # which train rows each sample is
     assert bool(match.any(dim=1).all())
@@ -181,16 +181,16 @@ def test_digits_batches_are_seeded_and_from_the_train_split():
 
 
 def test_digits_random_labels_gaussian_data_and_pickling():
-    true = DigitsBatchSource(batch_size=64, seed=0)
-    rand = DigitsBatchSource(batch_size=64, seed=0, labels="random")
+    true = DigitsBatches(batch_size=64, seed=0)
+    rand = DigitsBatches(batch_size=64, seed=0, labels="random")
     assert torch.equal(true.batch(0)[0], rand.batch(0)[0])
     assert not torch.equal(true.batch(0)[1], rand.batch(0)[1])
     assert "random labels over 10 classes" in rand.describe()
-    g = DigitsBatchSource(batch_size=256, seed=0, data="gaussian")
+    g = DigitsBatches(batch_size=256, seed=0, data="gaussian")
     x, y = g.batch(0)
     assert x.shape == (256, 64) and abs(float(x.mean())) < 0.05 and abs(float(x.std()) - 1) < 0.05
     assert int(y.max()) <= 9 and "Gaussian" in g.describe()
-    big = DigitsBatchSource(batch_size=2000)  # more than the train split: drawn with replacement
+    big = DigitsBatches(batch_size=2000)  # more than the train split: drawn with replacement
     assert big.batch(0)[0].shape == (2000, 64)
     true.batch(1)
     clone = pickle.loads(pickle.dumps(true))
@@ -199,14 +199,14 @@ def test_digits_random_labels_gaussian_data_and_pickling():
 
 def test_bad_batch_options_and_rgb_batches_refuse_digits():
     with pytest.raises(UserError, match="unknown label mode 'noisy'"):
-        DigitsBatchSource(labels="noisy")
+        DigitsBatches(labels="noisy")
     with pytest.raises(UserError, match="unknown data mode 'uniform'"):
-        DigitsBatchSource(data="uniform")
+        DigitsBatches(data="uniform")
     with pytest.raises(UserError, match="batch size must be positive"):
-        DigitsBatchSource(batch_size=0)
-    with pytest.raises(UserError, match="digits has 1-channel inputs.*DigitsBatchSource"):
-        BatchSource("digits", data="gaussian")
-    assert BatchSource("cifar10", data="gaussian").input_shape == (3, 32, 32)
+        DigitsBatches(batch_size=0)
+    with pytest.raises(UserError, match="digits has 1-channel inputs.*DigitsBatches"):
+        ImageBatches("digits", data="gaussian")
+    assert ImageBatches("cifar10", data="gaussian").input_shape == (3, 32, 32)
 
 
 # --------------------------------------------------------------------------- predictors
@@ -216,7 +216,7 @@ PREDICTOR_NAMES = ["nasi", "zico", "snip", "grasp", "synflow", "params", "flops"
 
 @pytest.mark.parametrize("name", PREDICTOR_NAMES)
 def test_every_predictor_scores_a_default_mlp(name):
-    batches = DigitsBatchSource(batch_size=16, seed=0)
+    batches = DigitsBatches(batch_size=16, seed=0)
 
     def model(seed):
         torch.manual_seed(seed)

@@ -5,11 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from naslib_plugins.evaluation.ground_truth import load_ground_truth
-from naslib_plugins.evaluation.gt_nasbench101 import read_nb101_pickle
 from naslib_plugins.errors import ArchitectureError, BenchmarkFileError, UserError
+from naslib_plugins.evaluation.ground_truth import load_ground_truth
 from naslib_plugins.spaces import get_space
-from naslib_plugins.spaces.nasbench101 import vertex_channels
+from naslib_plugins.spaces.nasbench101 import read_nb101_pickle, vertex_channels
 
 space = get_space("nasbench101")
 
@@ -162,7 +161,7 @@ def test_parameter_counts_equal_naslib(shared_data):
 
 def test_tiny_forward_pass():
     torch.manual_seed(0)
-    model = space.build_model(INCEPTION, "cifar10", stem_channels=8, num_cells=1)
+    model = space.build_model(INCEPTION, "cifar10", {"stem_channels": 8, "num_cells": 1})
     out = model(torch.randn(2, 3, 32, 32))
     assert out.shape == (2, 10) and torch.isfinite(out).all()
     out.sum().backward()

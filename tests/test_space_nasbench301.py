@@ -5,12 +5,11 @@ import numpy as np
 import pytest
 import torch
 
-from naslib_plugins.evaluation.ground_truth import load_ground_truth
-from naslib_plugins.evaluation.gt_nasbench301 import read_nb301_pickle
 from naslib_plugins.errors import ArchitectureError, BenchmarkFileError, UserError
+from naslib_plugins.evaluation.ground_truth import load_ground_truth
 from naslib_plugins.predictors.model_stats import count_flops
 from naslib_plugins.spaces import SPACES, get_space
-from naslib_plugins.spaces.nasbench301 import Genotype, NasBench301Space
+from naslib_plugins.spaces.nasbench301 import Genotype, NasBench301Space, read_nb301_pickle
 
 space = get_space("nasbench301")
 
@@ -140,14 +139,14 @@ def test_zc_json_loads_through_the_generic_reader(shared_data):
 
 
 def test_tiny_forward_backward():
-    model = space.build_model(DARTS_V2, "cifar10", C=4, layers=3)
+    model = space.build_model(DARTS_V2, "cifar10", {"C": 4, "layers": 3})
     out = model(torch.randn(2, 3, 32, 32))
     assert out.shape == (2, 10)
     out.sum().backward()
     assert all(p.grad is not None for p in model.parameters())
-    assert space.build_model(DARTS_V2, "cifar10", C=3, layers=2)(torch.randn(1, 3, 16, 16)).shape == (1, 10)
+    assert space.build_model(DARTS_V2, "cifar10", {"C": 3, "layers": 2})(torch.randn(1, 3, 16, 16)).shape == (1, 10)
     with pytest.raises(UserError, match="layers. must be an int >= 2"):
-        space.build_model(DARTS_V2, "cifar10", layers=1)
+        space.build_model(DARTS_V2, "cifar10", {"layers": 1})
     with pytest.raises(UserError, match="no dataset 'cifar100'"):
         space.build_model(DARTS_V2, "cifar100")
 

@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from naslib_plugins.evaluation.ground_truth import default_benchmark, load_ground_truth
-from naslib_plugins.evaluation.correlate import sample_keys
-from naslib_plugins.evaluation.journal import read_score_log
 from naslib_plugins.cli import main
+from naslib_plugins.evaluation.correlate import sample_keys
+from naslib_plugins.evaluation.ground_truth import default_benchmark, load_ground_truth
+from naslib_plugins.evaluation.journal import read_score_log
 from naslib_plugins.spaces import get_space
 
 # small and fast: ~10 NB201 architectures a second with batch 2 (no data file needed)
@@ -110,7 +110,7 @@ def test_all_needs_an_enumerable_space(tmp_path, capsys):
 
 def test_correlate_reads_a_score_log(tmp_path, capsys):
     space = get_space("mlp_act_skip")
-    truth = load_ground_truth(default_benchmark("mlp_act_skip", "digits"), space, "digits", "test_accuracy")
+    truth = load_ground_truth(default_benchmark(space), space, "digits", "test_accuracy")
     keys = sample_keys(list(truth.values), 5, 0)
     common = ["--space", "mlp_act_skip", "--dataset", "digits", "--predictors", "params,synflow", "--seed", "0",
               "--batch-size", "8"]

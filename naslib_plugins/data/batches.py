@@ -1,34 +1,27 @@
-"""Deterministic image batches for scoring: real CIFAR-10 images, random labels or Gaussian data.
-
-The same (dataset, batch size, seed, mode) gives bitwise the same batches in every process,
-so scores do not depend on the order or the worker an architecture is scored in.
+"""What predictors read: a `BatchSource` hands out mini-batch i. `SeededBatches` is the seeded
+kind every dataset's source derives from (CIFAR-style images here, TransNAS-Bench-101 tasks in
+tasks.py, digits in digits.py): the same (dataset, batch size, seed, mode) gives bitwise the same
+batches in every process, so scores do not depend on the order or the worker an architecture is
+scored in.
 """
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from naslib_plugins.data.datasets import dataset_info
+from naslib_plugins.data.datasets import DatasetInfo, dataset_info
 from naslib_plugins.errors import BenchmarkFileError, UserError
 
 DATA_ENV = "NASLIB_PLUGINS_DATA"
 CIFAR10_SAMPLE = Path("cifar10_convnetjs") / "cifar10_convnetjs_5k.npz"
 LABEL_MODES = ("true", "random")
 DATA_MODES = ("real", "gaussian")
-
-
-def check_modes(labels: str, data: str, batch_size: int) -> None:
-    """The options every batch source shares, checked before anything loads."""
-    if labels not in LABEL_MODES:
-        raise UserError(f"unknown label mode {labels!r}; known: {', '.join(LABEL_MODES)}")
-    if data not in DATA_MODES:
-        raise UserError(f"unknown data mode {data!r}; known: {', '.join(DATA_MODES)}")
-    if batch_size < 1:
-        raise UserError(f"batch size must be positive, got {batch_size}")
 
 
 def data_dir() -> Path | None:
@@ -68,6 +61,17 @@ def load_images(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     return x, y
 
 
+def load_normalised(path: str | Path, mean: tuple[float, ...] | None,
+                    std: tuple[float, ...] | None) -> tuple[torch.Tensor, np.ndarray]:
+    """The images of an .npz as float NCHW in [0, 1], normalised per channel unless `mean` is
+    None, and their labels."""
+    x, y = load_images(path)
+    t = torch.from_numpy(x).permute(0, 3, 1, 2).float().div_(255.0)
+    if mean is not None:
+        t = (t - torch.tensor(mean).view(1, 3, 1, 1)) / torch.tensor(std).view(1, 3, 1, 1)
+    return t, y
+
+
 def resolve_images(images: str | Path | None, data: str) -> str | None:
     """The validated image file for real data (the shared sample by default), None for Gaussian.
     Checked here, in the caller, so a bad file fails at once and not later in a worker."""
@@ -83,45 +87,140 @@ def resolve_images(images: str | Path | None, data: str) -> str | None:
     return str(images)
 
 
-class BatchSource:
-    """Batch i of a fixed, seeded stream. Picklable: images load lazily in each process."""
-
-    def __init__(
-        self,
-        dataset: str,
-        batch_size: int = 64,
-        seed: int = 0,
-        labels: str = "true",
-        data: str = "real",
-        images: str | Path | None = None,
-        resolution: int | None = None,
-    ):
-        self.info = dataset_info(dataset)
-        if self.info.channels != 3:
-            raise UserError(
-                f"{self.info.name} has {self.info.channels}-channel inputs; these batches stand CIFAR-10 "
-                "images in for RGB datasets only (digits: naslib_plugins.data.digits.DigitsBatchSource)"
-            )
-        check_modes(labels, data, batch_size)
-        self.batch_size = batch_size
-        self.seed = seed
-        self.labels = labels
-        self.data = data
-        self.resolution = resolution or self.info.resolution
-        self.images = resolve_images(images, data)
-        self._x: torch.Tensor | None = None
-        self._y: np.ndarray | None = None
-        self._cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state.update(_x=None, _y=None, _cache={})
-        return state
+@runtime_checkable
+class BatchSource(Protocol):
+    """Mini-batch i of a fixed stream, as predictors and optimizers read it."""
 
     @property
     def input_shape(self) -> tuple[int, ...]:
         """The shape of one sample (no batch dimension)."""
+
+    def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(inputs, targets) of mini-batch i; the same i gives the same tensors."""
+
+    def describe(self) -> str:
+        """One line saying what the batches hold, for reports."""
+
+    def settings(self) -> dict:
+        """What a score log records of these batches, to refuse resuming it with other ones."""
+
+
+class SeededBatches(ABC):
+    """Batch i drawn from its own generator, seeded by (seed, i, batch size), and kept once drawn.
+    `labels` is "true" or "random", `data` "real" or "gaussian". Picklable: what a source loads
+    or draws (its attributes starting with "_") is left out and made again in each process."""
+
+    info: Any  # the facts of the dataset (datasets.DatasetInfo) or task (tasks.TaskInfo)
+    resolution: int | None = None  # images' side in pixels; None for flat feature vectors
+    images: str | None = None  # the image file read; None for Gaussian data or data shipped with a library
+
+    def __init__(self, batch_size: int, seed: int, labels: str, data: str):
+        self._check_labels(labels)
+        if data not in DATA_MODES:
+            raise UserError(f"unknown data mode {data!r}; known: {', '.join(DATA_MODES)}")
+        if batch_size < 1:
+            raise UserError(f"batch size must be positive, got {batch_size}")
+        self.batch_size = batch_size
+        self.seed = seed
+        self.labels = labels
+        self.data = data
+        self._forget()
+
+    def _check_labels(self, labels: str) -> None:
+        if labels not in LABEL_MODES:
+            raise UserError(f"unknown label mode {labels!r}; known: {', '.join(LABEL_MODES)}")
+
+    def _forget(self) -> None:
+        """Drop what was loaded or drawn; it is made again when next needed."""
+        self._cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._forget()
+
+    @property
+    @abstractmethod
+    def input_shape(self) -> tuple[int, ...]:
+        """The shape of one sample (no batch dimension)."""
+
+    @abstractmethod
+    def describe(self) -> str:
+        """One line saying what the batches hold, for reports."""
+
+    @abstractmethod
+    def _draw(self, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """One batch, every random choice taken from `rng`."""
+
+    def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if i not in self._cache:
+            self._cache[i] = self._draw(np.random.default_rng([self.seed, i, self.batch_size]))
+        return self._cache[i]
+
+    def settings(self) -> dict:
+        # a resolution only where it is not the dataset's own, so logs from before the option still resume
+        out = {"batch_size": self.batch_size, "labels": self.labels, "data": self.data}
+        if self.resolution not in (None, self.info.resolution):
+            out["resolution"] = self.resolution
+        return out
+
+    def _gaussian(self, rng: np.random.Generator) -> torch.Tensor:
+        return torch.from_numpy(rng.standard_normal((self.batch_size, *self.input_shape)).astype(np.float32))
+
+
+class RGBBatches(SeededBatches):
+    """The CIFAR-10 sample's images (or N(0,1) noise) at a resolution, standing in for the images of
+    the dataset or task named `name`. `labels=None` takes the class's `default_labels`; `resolution`
+    None the dataset's own."""
+
+    default_labels: str
+
+    def __init__(self, name: str, batch_size: int = 64, seed: int = 0, labels: str | None = None,
+                 data: str = "real", images: str | Path | None = None, resolution: int | None = None):
+        self.info = self._info(name)
+        super().__init__(batch_size, seed, labels or self.default_labels, data)
+        self.resolution = resolution or self.info.resolution
+        self._check_resolution()
+        self.images = resolve_images(images, data)
+
+    @staticmethod
+    @abstractmethod
+    def _info(name: str) -> Any:
+        """The dataset's or task's facts; raises UserError for a name these batches do not serve."""
+
+    def _check_resolution(self) -> None:  # noqa: B027  (optional: most inputs take any size)
+        """Raise UserError if the resolution cannot serve the task."""
+
+    def _forget(self) -> None:
+        super()._forget()
+        self._x: torch.Tensor | None = None
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
         return (3, self.resolution, self.resolution)
+
+
+class ImageBatches(RGBBatches):
+    """CIFAR-10 images (or N(0,1) noise) for an RGB dataset: true CIFAR-10 labels, or labels drawn
+    at random over the dataset's classes (always for the other datasets and for Gaussian data)."""
+
+    default_labels = "true"
+
+    @staticmethod
+    def _info(name: str) -> DatasetInfo:
+        info = dataset_info(name)
+        if info.channels != 3:
+            raise UserError(
+                f"{info.name} has {info.channels}-channel inputs; these batches stand CIFAR-10 "
+                "images in for RGB datasets only (digits: naslib_plugins.data.digits.DigitsBatches)"
+            )
+        return info
+
+    def _forget(self) -> None:
+        super()._forget()
+        self._y: np.ndarray | None = None
 
     def describe(self) -> str:
         if self.data == "gaussian":
@@ -135,30 +234,21 @@ class BatchSource:
         elif self.info.name == "cifar10":
             labels = "true CIFAR-10 labels"
         else:
-            labels = f"labels drawn at random over {self.info.name}'s {self.info.num_classes} classes (no {self.info.name} images here)"
+            labels = (f"labels drawn at random over {self.info.name}'s {self.info.num_classes} classes "
+                      f"(no {self.info.name} images here)")
         return f"{self.info.name}: {source}, {labels}, batch {self.batch_size}, seed {self.seed}"
 
-    def _rng(self, i: int) -> np.random.Generator:
-        return np.random.default_rng([self.seed, i, self.batch_size])
-
     def _load(self) -> None:
-        x, y = load_images(self.images)
-        t = torch.from_numpy(x).permute(0, 3, 1, 2).float().div_(255.0)
-        mean = torch.tensor(self.info.mean).view(1, 3, 1, 1)
-        std = torch.tensor(self.info.std).view(1, 3, 1, 1)
-        t = (t - mean) / std
+        t, y = load_normalised(self.images, self.info.mean, self.info.std)
         if t.shape[-1] != self.resolution:
             t = F.interpolate(t, size=(self.resolution, self.resolution), mode="bilinear",
                               antialias=True, align_corners=False)
         self._x, self._y = t.contiguous(), y.astype(np.int64)
 
-    def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        if i in self._cache:
-            return self._cache[i]
-        rng = self._rng(i)
+    def _draw(self, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         b, c = self.batch_size, self.info.num_classes
         if self.data == "gaussian":
-            x = torch.from_numpy(rng.standard_normal((b, *self.input_shape)).astype(np.float32))
+            x = self._gaussian(rng)
             y = rng.integers(0, c, size=b)
         else:
             if self._x is None:
@@ -170,6 +260,26 @@ class BatchSource:
             else:
                 y = rng.integers(0, c, size=b)
         # channels-last is oneDNN's fast layout for convolutions on CPU (~20% per pass here)
-        out = (x.contiguous(memory_format=torch.channels_last), torch.as_tensor(y, dtype=torch.long))
-        self._cache[i] = out
-        return out
+        return x.contiguous(memory_format=torch.channels_last), torch.as_tensor(y, dtype=torch.long)
+
+
+class OffsetBatches:
+    """A batch source seen from batch `offset` on: batch(i) is the source's batch(offset + i), so
+    successive evaluations can each read fresh mini-batches of one seeded stream."""
+
+    def __init__(self, source: BatchSource, offset: int):
+        self.source = source
+        self.offset = offset
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return self.source.input_shape
+
+    def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.source.batch(self.offset + i)
+
+    def describe(self) -> str:
+        return f"{self.source.describe()}, from batch {self.offset} on"
+
+    def settings(self) -> dict:
+        return {**self.source.settings(), "offset": self.offset}

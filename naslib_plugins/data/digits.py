@@ -6,19 +6,19 @@ scoring run never sees the test images that a ground-truth table is measured on.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import torch
 
-from naslib_plugins.data.batches import check_modes
+from naslib_plugins.data.batches import SeededBatches
 from naslib_plugins.data.datasets import dataset_info
 
 DIGITS_TEST_SIZE = 360  # 1,437 train / 360 test
 DIGITS_SPLIT_SEED = 0
 
 
-@lru_cache(maxsize=None)
+@cache
 def digits_split(seed: int = DIGITS_SPLIT_SEED) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """(x_train, y_train, x_test, y_test): x float32 (n, 64), y int64; stratified by class with
     `seed`. Pixels are scaled by 1/16 (their range is 0..16) and standardised with the train
@@ -44,31 +44,18 @@ def digits_split(seed: int = DIGITS_SPLIT_SEED) -> tuple[torch.Tensor, torch.Ten
             standardise(x_test), torch.from_numpy(y_test.astype(np.int64)))
 
 
-class DigitsBatchSource:
-    """Batch i of a fixed, seeded stream of digits training samples, with BatchSource's
-    interface: real standardised vectors (drawn with replacement only when the batch is larger
-    than the train split) or N(0,1) vectors; true labels, or labels drawn at random over the
-    10 classes (always with Gaussian data). Picklable: the data load lazily in each process."""
-
-    images = None  # no image file: the data ship with scikit-learn
+class DigitsBatches(SeededBatches):
+    """Digits training samples: real standardised vectors (drawn with replacement only when the
+    batch is larger than the train split) or N(0,1) vectors; true labels, or labels drawn at
+    random over the 10 classes (always with Gaussian data)."""
 
     def __init__(self, batch_size: int = 64, seed: int = 0, labels: str = "true", data: str = "real"):
-        check_modes(labels, data, batch_size)
         self.info = dataset_info("digits")
-        self.batch_size = batch_size
-        self.seed = seed
-        self.labels = labels
-        self.data = data
-        self._cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state.update(_cache={})
-        return state
+        super().__init__(batch_size, seed, labels, data)
 
     @property
     def input_shape(self) -> tuple[int, ...]:
-        """The shape of one sample (no batch dimension): the flattened image."""
+        """The flattened image."""
         return (self.info.features,)
 
     def describe(self) -> str:
@@ -84,19 +71,14 @@ class DigitsBatchSource:
             labels = "true digit labels"
         return f"digits: {source}, {labels}, batch {self.batch_size}, seed {self.seed}"
 
-    def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        if i in self._cache:
-            return self._cache[i]
-        rng = np.random.default_rng([self.seed, i, self.batch_size])
+    def _draw(self, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         b, c = self.batch_size, self.info.num_classes
         if self.data == "gaussian":
-            x = torch.from_numpy(rng.standard_normal((b, *self.input_shape)).astype(np.float32))
+            x = self._gaussian(rng)
             y = torch.from_numpy(rng.integers(0, c, size=b))
         else:
             x_train, y_train = digits_split()[:2]
             idx = torch.from_numpy(rng.choice(len(x_train), size=b, replace=b > len(x_train)))
             x = x_train[idx]
             y = y_train[idx] if self.labels == "true" else torch.from_numpy(rng.integers(0, c, size=b))
-        out = (x, y.to(torch.long))
-        self._cache[i] = out
-        return out
+        return x, y.to(torch.long)

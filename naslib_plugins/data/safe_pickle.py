@@ -43,6 +43,9 @@ def safe_load(path: str | Path) -> Any:
     try:
         return _RestrictedUnpickler(io.BytesIO(data)).load()
     except ForbiddenGlobal as e:
-        raise BenchmarkFileError(f"{path}: refused to unpickle ({e}); only containers and numbers are allowed") from None
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError, ImportError) as e:
+        raise BenchmarkFileError(
+            f"{path}: refused to unpickle ({e}); only containers and numbers are allowed"
+        ) from None
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError,
+            ImportError) as e:
         raise BenchmarkFileError(f"{path}: truncated or corrupt pickle ({type(e).__name__}: {e})") from None

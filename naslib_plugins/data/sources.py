@@ -3,19 +3,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from naslib_plugins.data.batches import ImageBatches, SeededBatches
+from naslib_plugins.data.digits import DigitsBatches
+from naslib_plugins.data.tasks import TASKS, TaskBatches
+
+# what a command line or a config may set of make_batches' options (the seed comes with each run)
+BATCH_OPTIONS = ("batch_size", "labels", "data", "images", "resolution")
+
 
 def make_batches(dataset: str, batch_size: int = 64, seed: int = 0, labels: str | None = None,
-                 data: str = "real", images: str | Path | None = None, resolution: int | None = None):
+                 data: str = "real", images: str | Path | None = None,
+                 resolution: int | None = None) -> SeededBatches:
     """`labels=None` picks the dataset's default: true labels, random ones for TNB tasks (no
     Taskonomy labels here, only synthetic targets)."""
-    from naslib_plugins.data.batches import BatchSource
-    from naslib_plugins.data.tasks import TASKS, TaskBatchSource
-
     if dataset == "digits":
-        from naslib_plugins.data.digits import DigitsBatchSource
-
-        return DigitsBatchSource(batch_size=batch_size, seed=seed, labels=labels or "true", data=data)
+        return DigitsBatches(batch_size=batch_size, seed=seed, labels=labels or "true", data=data)
     if dataset in TASKS:
-        return TaskBatchSource(dataset, batch_size=batch_size, seed=seed, labels=labels or "random", data=data,
-                               images=images, resolution=resolution)
-    return BatchSource(dataset, batch_size=batch_size, seed=seed, labels=labels or "true", data=data, images=images)
+        return TaskBatches(dataset, batch_size=batch_size, seed=seed, labels=labels, data=data, images=images,
+                           resolution=resolution)
+    return ImageBatches(dataset, batch_size=batch_size, seed=seed, labels=labels, data=data, images=images)

@@ -1,6 +1,6 @@
 """TransNAS-Bench-101's seven Taskonomy tasks: their facts, losses, and stand-in batches.
 
-No Taskonomy images are available here, so `TaskBatchSource` feeds the CIFAR-10 sample (or
+No Taskonomy images are available here, so `TaskBatches` feeds the CIFAR-10 sample (or
 Gaussian noise) resized to the task's resolution, with synthetic targets of the shape and type
 each task's loss expects. Scores computed on it measure the networks on the right tensor
 shapes, not on Taskonomy's data; `describe()` says so.
@@ -17,7 +17,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from naslib_plugins.data.batches import DATA_MODES, load_images, resolve_images
+from naslib_plugins.data.batches import RGBBatches, load_normalised
 from naslib_plugins.errors import UserError
 
 _TASKONOMY_NORM = ((0.5224, 0.5222, 0.5221), (0.2234, 0.2235, 0.2236))
@@ -153,64 +153,35 @@ def shuffle_tiles(x: torch.Tensor, perms: np.ndarray) -> torch.Tensor:
     return out
 
 
-TASK_LABEL_MODES = ("random",)
-
-
-class TaskBatchSource:
-    """Batch i of a fixed, seeded stream for one TNB task, with BatchSource's interface.
-
-    Inputs: CIFAR-10 images (or N(0,1) noise) resized to `resolution` and normalised as NASLib
-    normalises that task's Taskonomy images. Targets, all synthetic:
+class TaskBatches(RGBBatches):
+    """Batches for one TNB task. Inputs: CIFAR-10 images (or N(0,1) noise) resized to
+    `resolution` and normalised as NASLib normalises that task's Taskonomy images. Targets, all
+    synthetic (labels="random", the only mode):
     - class_scene/class_object: one-hot distributions over random classes (the soft-label
       loss's format), room_layout: N(0,1) vectors of 9 values (TNB standardises them);
     - jigsaw: the image's 3x3 grid of tiles shuffled by one of 1000 fixed permutations,
       the target is that permutation's class;
     - segmentsemantic: maps of 17 classes, constant on random blocks of resolution/8 pixels;
     - normal: smooth random unit-normal fields mapped to [0, 1] (3 channels);
-    - autoencoder: the input itself.
-    Picklable: images load lazily in each process."""
+    - autoencoder: the input itself."""
 
-    def __init__(
-        self,
-        task: str,
-        batch_size: int = 64,
-        seed: int = 0,
-        labels: str = "random",
-        data: str = "real",
-        images: str | Path | None = None,
-        resolution: int | None = None,
-    ):
-        self.info = task_info(task)
-        if labels not in TASK_LABEL_MODES:
+    default_labels = "random"
+    _info = staticmethod(task_info)
+
+    def _check_resolution(self) -> None:
+        if self.resolution < (3 if self.info.kind == "jigsaw" else 1):
+            raise UserError(f"resolution {self.resolution} too small for {self.info.name}")
+
+    def _check_labels(self, labels: str) -> None:
+        if labels != "random":
             raise UserError(
-                f"label mode {labels!r} is not available for {task}: there are no Taskonomy labels "
+                f"label mode {labels!r} is not available for {self.info.name}: there are no Taskonomy labels "
                 "here, only synthetic ones (labels='random')"
             )
-        if data not in DATA_MODES:
-            raise UserError(f"unknown data mode {data!r}; known: {', '.join(DATA_MODES)}")
-        if batch_size < 1:
-            raise UserError(f"batch size must be positive, got {batch_size}")
-        self.resolution = resolution or self.info.resolution
-        if self.resolution < (3 if self.info.kind == "jigsaw" else 1):
-            raise UserError(f"resolution {self.resolution} too small for {task}")
-        self.batch_size = batch_size
-        self.seed = seed
-        self.labels = labels
-        self.data = data
-        self.images = resolve_images(images, data)
-        self._x: torch.Tensor | None = None
+
+    def _forget(self) -> None:
+        super()._forget()
         self._perms: np.ndarray | None = None
-        self._cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state.update(_x=None, _perms=None, _cache={})
-        return state
-
-    @property
-    def input_shape(self) -> tuple[int, ...]:
-        """The shape of one sample (no batch dimension)."""
-        return (3, self.resolution, self.resolution)
 
     def describe(self) -> str:
         r = self.resolution
@@ -232,25 +203,13 @@ class TaskBatchSource:
         return (f"{self.info.name} (TransNAS-Bench-101 task; no Taskonomy data here): {source}, "
                 f"{targets}, batch {self.batch_size}, seed {self.seed}")
 
-    def _rng(self, i: int) -> np.random.Generator:
-        return np.random.default_rng([self.seed, i, self.batch_size])
-
-    def _load(self) -> None:
-        x, _ = load_images(self.images)
-        t = torch.from_numpy(x).permute(0, 3, 1, 2).float().div_(255.0)
-        if self.info.mean is not None:
-            mean = torch.tensor(self.info.mean).view(1, 3, 1, 1)
-            std = torch.tensor(self.info.std).view(1, 3, 1, 1)
-            t = (t - mean) / std
-        self._x = t.contiguous()
-
     def _inputs(self, rng: np.random.Generator) -> torch.Tensor:
-        b, r = self.batch_size, self.resolution
+        r = self.resolution
         if self.data == "gaussian":
-            return torch.from_numpy(rng.standard_normal((b, *self.input_shape)).astype(np.float32))
+            return self._gaussian(rng)
         if self._x is None:
-            self._load()
-        idx = rng.choice(len(self._x), size=b, replace=b > len(self._x))
+            self._x = load_normalised(self.images, self.info.mean, self.info.std)[0].contiguous()
+        idx = rng.choice(len(self._x), size=self.batch_size, replace=self.batch_size > len(self._x))
         x = self._x[torch.from_numpy(idx)]
         # resized per batch: the whole sample at 256x256 would take ~4 GB. Bilinear weights are
         # convex, so resizing after the per-channel normalisation gives the same images.
@@ -266,10 +225,7 @@ class TaskBatchSource:
             return F.interpolate(coarse, size=size, mode="nearest")
         return F.interpolate(coarse, size=size, mode="bilinear", align_corners=False)
 
-    def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        if i in self._cache:
-            return self._cache[i]
-        rng = self._rng(i)
+    def _draw(self, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         b, info = self.batch_size, self.info
         x = self._inputs(rng)
         cells = max(1, min(8, self.resolution))
@@ -294,9 +250,7 @@ class TaskBatchSource:
         x = x.contiguous(memory_format=torch.channels_last)
         if y.dim() == 4:
             y = y.contiguous(memory_format=torch.channels_last)
-        out = (x, y.to(torch.long) if info.kind in ("jigsaw", "segmentation") else y)
-        self._cache[i] = out
-        return out
+        return x, y.to(torch.long) if info.kind in ("jigsaw", "segmentation") else y
 
 
-__all__ = ["TASKS", "TASK_NAMES", "TASK_LOSSES", "TaskInfo", "TaskBatchSource", "task_info", "tnb_metric"]
+__all__ = ["TASKS", "TASK_NAMES", "TASK_LOSSES", "TaskInfo", "TaskBatches", "task_info", "tnb_metric"]

@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.evaluation.correlation import correlations
 from naslib_plugins.evaluation.ground_truth import GroundTruth
 from naslib_plugins.evaluation.journal import ScoreLog, read_score_log
-from naslib_plugins.evaluation.scoring import make_predictors, score_into_log
-from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.errors import BenchmarkFileError, UserError
-from naslib_plugins.predictors import PREDICTORS, Predictor, get_predictor
+from naslib_plugins.evaluation.scoring import ScoringJob, make_predictors, score_into_log
+from naslib_plugins.predictors import PREDICTORS, SetPredictor, get_predictor
 from naslib_plugins.spaces.base import SearchSpace
 
 
@@ -42,10 +42,10 @@ def score_keys(
     desc: str = "scoring",
 ) -> dict[str, dict]:
     """Score every key not already in the log; returns {hash: record} for all keys."""
-    predictors = make_predictors(predictor_names)
+    job = ScoringJob(space, dataset, make_predictors(predictor_names), batches, seed)
     with ScoreLog(log_path, settings, resume=resume) as log:
         # keys are the space's hashes, which every space parses back
-        score_into_log(log, space, keys, dataset, predictors, batches, seed, workers=workers, desc=desc)
+        score_into_log(log, job, keys, workers=workers, desc=desc)
         return {k: log.records[k] for k in keys}
 
 
@@ -68,7 +68,8 @@ def correlation_table(result: dict) -> str:
         f"Correlation with {result['metric']} on {result['space']} / {result['dataset']}, "
         f"{result['n_archs']} architectures, seed {result['seed']}",
         "",
-        "| predictor | Kendall | Spearman | Pearson | top-10% precision | truth of top-scored | valid | failed | s/arch |",
+        "| predictor | Kendall | Spearman | Pearson | top-10% precision | truth of top-scored | valid | failed "
+        "| s/arch |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
 
@@ -82,31 +83,24 @@ def correlation_table(result: dict) -> str:
             continue
         lines.append(
             f"| {name} | {fmt(c['kendall'])} | {fmt(c['spearman'])} | {fmt(c['pearson'])} | "
-            f"{fmt(c['top10_precision'])} | {fmt(c['top1_truth'])} | {c['n_valid']} | {c['n_failed']} | {c['seconds_per_arch']:.3f} |"
+            f"{fmt(c['top10_precision'])} | {fmt(c['top1_truth'])} | {c['n_valid']} | {c['n_failed']} | "
+            f"{c['seconds_per_arch']:.3f} |"
         )
     return "\n".join(lines)
 
 
-def split_predictors(names: list[str], options: dict[str, dict] | None = None) -> tuple[list[str], dict[str, Predictor]]:
+def split_predictors(names: list[str], options: dict[str, dict] | None = None
+                     ) -> tuple[list[str], dict[str, SetPredictor]]:
     """(the per-architecture predictors to score, the set-level ones by name, built with their
     `options`). A set-level predictor's components join the per-architecture list, so they are
     reported beside it."""
     options = options or {}
-    set_level = {n: get_predictor(n, **options.get(n, {}))
-                 for n in names if getattr(PREDICTORS.get(n), "set_level", False)}
-    per_arch = [n for n in names if n not in set_level]
-    for predictor in set_level.values():
+    set_predictors = {n: get_predictor(n, **options.get(n, {}))
+                 for n in names if issubclass(PREDICTORS.get(n), SetPredictor)}
+    per_arch = [n for n in names if n not in set_predictors]
+    for predictor in set_predictors.values():
         per_arch += [c for c in predictor.components if c not in per_arch]
-    return per_arch, set_level
-
-
-def batch_settings(batches) -> dict:
-    """What a score log records of its batches. Only a non-native input resolution is recorded,
-    so logs from before the option still resume."""
-    out = {"batch_size": batches.batch_size, "labels": batches.labels, "data": batches.data}
-    if getattr(batches, "resolution", None) not in (None, batches.info.resolution):
-        out["resolution"] = batches.resolution
-    return out
+    return per_arch, set_predictors
 
 
 # what must agree for scores from an earlier run to stand in for scoring now
@@ -184,8 +178,8 @@ def run_correlation(
 ) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     keys = sample_keys(list(truth.values), n_archs, seed)
-    per_arch, set_level = split_predictors(predictor_names, predictor_options)
-    base = {"space": space.name, "dataset": dataset, "seed": seed, **batch_settings(batches)}
+    per_arch, set_predictors = split_predictors(predictor_names, predictor_options)
+    base = {"space": space.name, "dataset": dataset, "seed": seed, **batches.settings()}
     # predictors an earlier run scored on every one of these architectures are not scored again
     reused: dict[str, dict] = {k: {"hash": k, "scores": {}, "seconds": {}, "status": {}, "reason": {}} for k in keys}
     for path in scores_from:
@@ -214,7 +208,7 @@ def run_correlation(
                 records[k][field].update(fresh[k][field])
             records[k]["arch_str"] = fresh[k]["arch_str"]
     ordered = [records[k] for k in keys]
-    for name, predictor in set_level.items():
+    for name, predictor in set_predictors.items():
         columns = {c: [r["scores"][c] for r in ordered] for c in predictor.components}
         values, reasons = predictor.combine(columns)
         for r, v, why in zip(ordered, values, reasons):
@@ -223,12 +217,12 @@ def run_correlation(
             r["status"][name] = "ok" if why is None else "failed"
             if why is not None:
                 r["reason"][name] = why
-    names = per_arch + list(set_level)
+    names = per_arch + list(set_predictors)
     write_scores_csv(out / "scores.csv", ordered, names, truth)
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": seed,
               "metric": truth.metric, "benchmark": Path(truth.source).name, "data": batches.describe(),
               "command": command, "predictors": {}}
-    for name, predictor in set_level.items():
+    for name, predictor in set_predictors.items():
         result.setdefault("set_level", {})[name] = predictor.options()
     t = [truth.get(r["hash"]) for r in ordered]
     for name in names:

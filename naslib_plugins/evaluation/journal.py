@@ -79,7 +79,7 @@ class ScoreLog:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "ScoreLog":
+    def __enter__(self) -> ScoreLog:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -9,16 +9,18 @@ import os
 import sys
 import time
 import zlib
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
 from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.errors import UserError
-from naslib_plugins.predictors import Predictor, get_predictor
+from naslib_plugins.evaluation.journal import ScoreLog
+from naslib_plugins.predictors import Predictor, SetPredictor, get_predictor
 from naslib_plugins.predictors.base import shared_gradients
 from naslib_plugins.spaces.base import SearchSpace
 
@@ -34,13 +36,13 @@ def score_architecture(
     predictors: dict[str, Predictor],
     batches: BatchSource,
     seed: int,
-    model_kwargs: dict | None = None,
+    size: dict | None = None,
 ) -> dict:
     """One record: hash, encodings, and per predictor its score, seconds and status."""
     arch = space.parse(arch)
     key = space.hash(arch)
     torch.manual_seed(arch_seed(seed, key))
-    model = space.build_model(arch, dataset, **(model_kwargs or {}))
+    model = space.build_model(arch, dataset, size)
     model = model.to(memory_format=torch.channels_last)
     loss_fn = space.loss_fn(dataset)
     record: dict[str, Any] = {"hash": key, "arch_str": space.to_string(arch), "scores": {},
@@ -70,33 +72,48 @@ def make_predictors(names: Iterable[str]) -> dict[str, Predictor]:
     for name in names:
         if name in out:
             raise UserError(f"predictor {name!r} named twice")
-        out[name] = get_predictor(name)
-        if getattr(out[name], "set_level", False):
+        predictor = get_predictor(name)
+        if isinstance(predictor, SetPredictor):
             raise UserError(f"{name!r} ranks a whole set of architectures, not one: use it with correlate")
+        out[name] = predictor
     if not out:
         raise UserError("no predictors named")
     return out
 
 
-# what every job of a run shares (space, dataset, predictors, batches, seed, model kwargs), sent to
-# each worker once rather than with every architecture, so a worker keeps its loaded images and batches
-_context: tuple | None = None
+@dataclass(frozen=True)
+class ScoringJob:
+    """What every architecture of a run is scored with. A process pool or Ray receives it once,
+    not with every architecture, so each worker keeps its loaded images and batches."""
+
+    space: SearchSpace
+    dataset: str
+    predictors: dict[str, Predictor]
+    batches: BatchSource
+    seed: int
+    size: dict | None = None
+
+    def score(self, arch: Any) -> dict:
+        return score_architecture(self.space, arch, self.dataset, self.predictors, self.batches, self.seed, self.size)
 
 
-def _worker_init(context: tuple) -> None:
-    global _context
+_job: ScoringJob | None = None  # a pool worker's job, set once by its initializer
+
+
+def _worker_init(job: ScoringJob) -> None:
+    global _job
     torch.set_num_threads(1)  # two workers x two threads on two cores is ~5x slower (pitfalls)
-    _context = context
+    _job = job
 
 
 def _score_one(arch: Any) -> dict:
-    return score_architecture(_context[0], arch, *_context[1:])
+    return _job.score(arch)
 
 
-def _score_chunk(context: tuple, archs: list) -> list[dict]:
+def _score_chunk(job: ScoringJob, archs: list) -> list[dict]:
     """One Ray task: a chunk of architectures scored in the task's process."""
     torch.set_num_threads(1)
-    return [score_architecture(context[0], arch, *context[1:]) for arch in archs]
+    return [job.score(arch) for arch in archs]
 
 
 BACKENDS = ("local", "ray")
@@ -115,37 +132,25 @@ def check_backend(backend: str, workers: int) -> None:
             raise UserError("--backend ray needs Ray: pip install 'naslib-plugins[ray]'") from None
 
 
-def score_stream(
-    space: SearchSpace,
-    archs: list,
-    dataset: str,
-    predictors: dict[str, Predictor],
-    batches: BatchSource,
-    seed: int,
-    workers: int = 1,
-    model_kwargs: dict | None = None,
-    backend: str = "local",
-    address: str | None = None,
-    chunk_size: int = 8,
-) -> Iterator[dict]:
+def score_stream(job: ScoringJob, archs: list, workers: int = 1, backend: str = "local",
+                 address: str | None = None, chunk_size: int = 8) -> Iterator[dict]:
     """Records as they finish (completion order when workers > 1 or on Ray). `backend="ray"`
     sends chunks of `chunk_size` architectures as Ray tasks to the cluster at `address`, or to a
     local instance started with `workers` CPUs when `address` is None."""
     check_backend(backend, workers)
-    context = (space, dataset, predictors, batches, seed, model_kwargs)
     if backend == "ray":
         if chunk_size < 1:
             raise UserError(f"chunk size must be at least 1, got {chunk_size}")
-        return _ray_stream(context, archs, workers, address, chunk_size)
+        return _ray_stream(job, archs, workers, address, chunk_size)
     if workers == 1:
-        return (score_architecture(space, arch, dataset, predictors, batches, seed, model_kwargs) for arch in archs)
-    return _pool_stream(context, archs, workers)
+        return (job.score(arch) for arch in archs)
+    return _pool_stream(job, archs, workers)
 
 
-def _pool_stream(context: tuple, archs: list, workers: int) -> Iterator[dict]:
+def _pool_stream(job: ScoringJob, archs: list, workers: int) -> Iterator[dict]:
     import multiprocessing as mp
 
-    with mp.get_context("spawn").Pool(workers, initializer=_worker_init, initargs=(context,)) as pool:
+    with mp.get_context("spawn").Pool(workers, initializer=_worker_init, initargs=(job,)) as pool:
         yield from pool.imap_unordered(_score_one, archs)
 
 
@@ -175,11 +180,11 @@ def ray_session(backend: str, address: str | None, workers: int) -> Iterator[Non
         ray.shutdown()
 
 
-def _ray_stream(context: tuple, archs: list, workers: int, address: str | None, chunk_size: int) -> Iterator[dict]:
+def _ray_stream(job: ScoringJob, archs: list, workers: int, address: str | None, chunk_size: int) -> Iterator[dict]:
     import ray
 
     with ray_session("ray", address, workers):
-        shared = ray.put(context)
+        shared = ray.put(job)
         task = ray.remote(num_cpus=1)(_score_chunk)
         pending = [task.remote(shared, archs[i:i + chunk_size]) for i in range(0, len(archs), chunk_size)]
         while pending:
@@ -206,29 +211,16 @@ def distinct_sample(space: SearchSpace, n: int, seed: int) -> list:
     return list(out.values())
 
 
-def score_into_log(
-    log: ScoreLog,
-    space: SearchSpace,
-    archs: list,
-    dataset: str,
-    predictors: dict[str, Predictor],
-    batches: BatchSource,
-    seed: int,
-    workers: int = 1,
-    backend: str = "local",
-    address: str | None = None,
-    desc: str = "scoring",
-    model_kwargs: dict | None = None,
-) -> int:
+def score_into_log(log: ScoreLog, job: ScoringJob, archs: list, workers: int = 1, backend: str = "local",
+                   address: str | None = None, desc: str = "scoring") -> int:
     """Score the architectures the log lacks, appending each record as it arrives; returns how
     many were already there."""
     from tqdm import tqdm
 
-    todo = [a for a in archs if space.hash(a) not in log.records]
+    todo = [a for a in archs if job.space.hash(a) not in log.records]
     if len(todo) < len(archs):
         print(f"resuming: {len(archs) - len(todo)} of {len(archs)} already scored in {log.path}", file=sys.stderr)
-    stream = score_stream(space, todo, dataset, predictors, batches, seed, workers=workers,
-                          model_kwargs=model_kwargs, backend=backend, address=address)
+    stream = score_stream(job, todo, workers=workers, backend=backend, address=address)
     for record in tqdm(stream, total=len(todo), desc=desc, unit="arch", file=sys.stderr,
                        dynamic_ncols=True, mininterval=2.0):
         log.add(record)

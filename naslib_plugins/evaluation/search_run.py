@@ -6,15 +6,15 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from naslib_plugins.evaluation.ground_truth import GroundTruth, load_ground_truth
-from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.evaluation.ground_truth import GroundTruth, load_ground_truth
+from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.search.base import Optimizer
 from naslib_plugins.spaces.base import SearchSpace
 

@@ -15,17 +15,11 @@ from naslib_plugins.errors import ArchitectureError
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces.base import SearchSpace
 
-# NASLib's setters for these take a list of op indices (what its own sampling hands them)
-_OP_INDEX_SPACES = ("nasbench201", "transbench101_micro", "transbench101_macro")
-
 
 def from_graph(graph: Graph) -> tuple[SearchSpace, Any]:
     """Our search space and the canonical encoding of the architecture a NASLib graph holds."""
     space = get_space(graph.get_type())
-    if space.name in ("transbench101_micro", "transbench101_macro") and getattr(graph, "create_graph", False):
-        # that graph's op indices are positions in NASLib's OP_NAMES, not the benchmark's codes
-        raise ArchitectureError(f"a NASLib {space.name} graph built with create_graph=True has no benchmark "
-                                "encoding; build it with create_graph=False (NASLib's default for the TNB tasks)")
+    space.check_naslib_graph(graph)
     try:
         key = graph.get_hash()
     except (AttributeError, AssertionError, NotImplementedError, TypeError, ValueError) as e:
@@ -45,5 +39,5 @@ def to_graph(arch: Any, search_space: Graph | str, dataset: str = "cifar10") -> 
         space = get_space(search_space.get_type())
         graph = search_space.clone()
     arch = space.parse(arch)
-    graph.set_spec(list(arch) if space.name in _OP_INDEX_SPACES else arch)
+    graph.set_spec(space.naslib_spec(arch))
     return graph

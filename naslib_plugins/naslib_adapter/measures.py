@@ -9,13 +9,13 @@ pair, and `split_data`, its out-of-memory fallback. The value must be a list of 
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 
 from naslib_plugins.errors import UserError
 from naslib_plugins.naslib_adapter._naslib import measure_registry
-from naslib_plugins.predictors import PREDICTORS, Predictor, get_predictor
+from naslib_plugins.predictors import PREDICTORS, Predictor, SetPredictor, get_predictor
 
 # find_measures computes these two itself (tensorwatch's counts), before it looks at its registry
 ANSWERED_BEFORE_REGISTRY = ("flops", "params")
@@ -29,18 +29,13 @@ _ours: dict[str, Callable] = {}
 class FixedBatches:
     """Given (inputs, targets) pairs as a BatchSource: `batch(i)` is the i-th pair."""
 
-    labels = "given"
-    data = "given"
-
-    def __init__(self, batches: Sequence[tuple[torch.Tensor, torch.Tensor]], seed: int = 0):
+    def __init__(self, batches: Sequence[tuple[torch.Tensor, torch.Tensor]]):
         if not batches:
             raise UserError("no data: at least one (inputs, targets) batch is needed")
         self._batches = list(batches)
-        self.batch_size = len(self._batches[0][0])
-        self.seed = seed
 
     @classmethod
-    def split(cls, inputs: torch.Tensor, targets: torch.Tensor, parts: int) -> "FixedBatches":
+    def split(cls, inputs: torch.Tensor, targets: torch.Tensor, parts: int) -> FixedBatches:
         """Cut concatenated batches back into `parts` slices, at the bounds NASLib's `split_data` uses."""
         n = inputs.shape[0]
         if not 1 <= parts <= n:
@@ -55,9 +50,11 @@ class FixedBatches:
     def input_shape(self) -> tuple[int, ...]:
         return tuple(self._batches[0][0].shape[1:])
 
-    @property
-    def resolution(self) -> int:
-        return int(self._batches[0][0].shape[-1])
+    def describe(self) -> str:
+        return f"{len(self._batches)} given mini-batches, {sum(len(x) for x, _ in self._batches)} samples in all"
+
+    def settings(self) -> dict:
+        return {"batch_size": len(self._batches[0][0]), "labels": "given", "data": "given"}
 
     def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
         if not 0 <= i < len(self._batches):
@@ -66,18 +63,19 @@ class FixedBatches:
         return self._batches[i]
 
 
-def _set_level(name: str) -> bool:
-    return bool(getattr(PREDICTORS.get(name), "set_level", False))
+def _is_set_predictor(name: str) -> bool:
+    return issubclass(PREDICTORS.get(name), SetPredictor)
 
 
 def check_per_architecture(name: str) -> None:
-    if _set_level(name):
+    if _is_set_predictor(name):
         raise UserError(f"{name!r} ranks a whole set of architectures; NASLib scores one network at a time")
 
 
 def batches_read(predictor: Predictor) -> int:
-    """How many mini-batches a predictor reads: its `batches` option, else one."""
-    return int(getattr(predictor, "batches", 1))
+    """How many mini-batches to hand a predictor: those it reads, and one at least, since
+    FixedBatches gives the input shape of its first batch to those that read no data."""
+    return max(1, predictor.requirements().batches)
 
 
 def _measure(name: str) -> Callable:
@@ -112,7 +110,7 @@ def register(names: Iterable[str] | None = None) -> list[str]:
             if name in ANSWERED_BEFORE_REGISTRY:
                 raise UserError(f"NASLib's find_measures computes {name!r} itself before reading its registry, so "
                                 f"ours cannot stand in; use naslib_plugins.naslib_adapter.PluginZeroCost({name!r})")
-        elif current is not None or name in ANSWERED_BEFORE_REGISTRY or _set_level(name):
+        elif current is not None or name in ANSWERED_BEFORE_REGISTRY or _is_set_predictor(name):
             continue
         if current is not None:
             # asked for explicitly; NASLib's `measure` refuses a name it has, so its entry goes first

@@ -6,8 +6,9 @@ the start of `Trainer.search()`: the whole search runs there (NASI is one step; 
 searches spend their budget), so `search.epochs` only sets how often the Trainer logs the result.
 
 Options come from `config.search`: the keys named like our optimizer's parameters (see
-`naslib-plugins search --help`), the data options `batch_size`, `labels`, `data`, `images`,
-`resolution` (as the `search` command's), `seed` and `progress`.
+`naslib-plugins search --help`; a predictor by its registered name), the data options
+`batch_size`, `labels`, `data`, `images`, `resolution` (as the `search` command's), `seed` and
+`progress`. A key left out takes the class's (or `make_batches`'s) default.
 """
 from __future__ import annotations
 
@@ -18,13 +19,12 @@ from naslib.optimizers.core.metaclasses import MetaOptimizer
 from naslib.search_spaces.core.graph import Graph
 from naslib.search_spaces.core.query_metrics import Metric
 
-from naslib_plugins.data.sources import make_batches
+from naslib_plugins.data.sources import BATCH_OPTIONS, make_batches
 from naslib_plugins.errors import UserError
 from naslib_plugins.naslib_adapter.converters import to_graph
 from naslib_plugins.search import OPTIMIZERS, SearchOutcome
 from naslib_plugins.spaces import get_space
 
-DATA_OPTIONS = {"batch_size": 64, "labels": None, "data": "real", "images": None, "resolution": None}
 # what Trainer.search logs each epoch, in its order
 STATISTICS = (Metric.TRAIN_ACCURACY, Metric.VAL_ACCURACY, Metric.TEST_ACCURACY, Metric.TRAIN_TIME)
 
@@ -40,7 +40,7 @@ class PluginOptimizer(MetaOptimizer):
         self.optimizer = OPTIMIZERS.get(self.plugin).from_args(search)
         self.seed = int(search.get("seed", config.get("seed", 0)))
         self.progress = bool(search.get("progress", True))
-        self.data_options = {k: search.get(k, v) for k, v in DATA_OPTIONS.items()}
+        self.data_options = {k: search[k] for k in BATCH_OPTIONS if search.get(k) is not None}
         self.dataset = config.dataset
         self.space = None
         self.search_space: Graph | None = None

@@ -12,12 +12,12 @@ from naslib.defaults.trainer import Trainer
 from naslib.search_spaces import get_search_space
 from naslib.utils import get_dataset_api, setup_logger
 
-from naslib_plugins.evaluation.ground_truth import default_benchmark
 from naslib_plugins.config import read_yaml
 from naslib_plugins.errors import UserError
+from naslib_plugins.evaluation.ground_truth import default_benchmark
+from naslib_plugins.evaluation.search_run import ACCURACY_METRICS, load_accuracies
 from naslib_plugins.naslib_adapter.converters import from_graph
 from naslib_plugins.naslib_adapter.optimizers import make_optimizer
-from naslib_plugins.evaluation.search_run import ACCURACY_METRICS, load_accuracies
 from naslib_plugins.spaces import get_space
 
 REQUIRED = {"search_space": str, "dataset": str, "optimizer": str, "seed": int, "out_dir": str, "search": dict}
@@ -76,7 +76,7 @@ def run_config(path: str | Path, benchmark: str | Path | None = None) -> dict:
         result["test_accuracy"] = trainer.evaluate(resume_from="", dataset_api=dataset_api)
         result["accuracy_source"] = "NASLib's benchmark, through Trainer.evaluate"
     else:
-        path = benchmark or default_benchmark(space.name, optimizer.dataset)
+        path = benchmark or default_benchmark(space)
         truths, notes = load_accuracies(Path(path) if path else None, space, optimizer.dataset)
         for metric in ACCURACY_METRICS:
             result[metric] = truths[metric].get(space.hash(arch)) if metric in truths else None

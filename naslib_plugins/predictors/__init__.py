@@ -1,14 +1,14 @@
 """Zero-cost predictors by name: `PREDICTORS.get("zico")()` gives a ZiCo scorer."""
-from naslib_plugins.predictors.base import PREDICTORS, Predictor
+from naslib_plugins.predictors import ensemble as _ensemble  # noqa: F401  (registers)
 from naslib_plugins.predictors import gradient as _gradient  # noqa: F401  (registers)
 from naslib_plugins.predictors import model_stats as _model_stats  # noqa: F401  (registers)
 from naslib_plugins.predictors import ntk as _ntk  # noqa: F401  (registers)
 from naslib_plugins.predictors import nwot as _nwot  # noqa: F401  (registers)
-from naslib_plugins.predictors import ensemble as _ensemble  # noqa: F401  (registers)
+from naslib_plugins.predictors.base import PREDICTORS, Predictor, Requirements, SetPredictor
 
 
-def get_predictor(name: str, **options) -> Predictor:
+def get_predictor(name: str, **options) -> Predictor | SetPredictor:
     return PREDICTORS.get(name)(**options)
 
 
-__all__ = ["PREDICTORS", "Predictor", "get_predictor"]
+__all__ = ["PREDICTORS", "Predictor", "Requirements", "SetPredictor", "get_predictor"]

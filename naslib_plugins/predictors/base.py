@@ -1,30 +1,68 @@
-"""A predictor scores one untrained network; the registry maps names to predictor classes."""
+"""A predictor scores one untrained network, a set predictor a whole set of them; the registry maps
+names to both kinds of class."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 
 from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.params import get_params
 from naslib_plugins.registry import Registry
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
-class Predictor:
-    name: str = ""
-    needs_data: bool = True  # False: the score depends on the architecture and weights only
+@dataclass(frozen=True)
+class Requirements:
+    """What a predictor's score reads, as NASLib's `get_data_reqs` declares a predictor's needs."""
 
+    batches: int = 1  # mini-batches whose samples it reads: batch(0) .. batch(batches - 1)
+    labels: bool = True  # whether the targets (through the loss) enter the score
+    train_mode: bool = True  # runs the network in train mode (BatchNorm on batch statistics); else eval or not at all
+
+    @property
+    def data(self) -> bool:
+        """False: only the input shape is read; the score depends on the architecture and weights."""
+        return self.batches > 0
+
+
+class Predictor(ABC):
+    """Scores one untrained network. Every constructor parameter is kept under its own name, so
+    `options()` reads them back."""
+
+    @abstractmethod
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
-        raise NotImplementedError
+        """The score of `model` as it is initialised."""
+
+    def requirements(self) -> Requirements:
+        """What `score` reads; the default is one batch with its labels, in train mode."""
+        return Requirements()
 
     def options(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        return get_params(self)
 
 
-PREDICTORS: Registry[type[Predictor]] = Registry("predictor")
+class SetPredictor(ABC):
+    """Scores a whole set of architectures at once, from the scores its per-architecture
+    `components` give each of them (so it scores no single network)."""
+
+    components: list[str]
+
+    @abstractmethod
+    def combine(self, columns: dict[str, list[float | None]]) -> tuple[list[float | None], list[str | None]]:
+        """Per architecture its score and, where it has none, why; `columns` maps each component
+        to its scores of the set, in one order."""
+
+    def options(self) -> dict:
+        return get_params(self)
+
+
+PREDICTORS: Registry[type[Predictor] | type[SetPredictor]] = Registry("predictor")
 
 
 def weight_layers(model: nn.Module) -> Iterator[nn.Module]:

@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats
 
 from naslib_plugins.errors import UserError
-from naslib_plugins.predictors.base import PREDICTORS, Predictor
+from naslib_plugins.predictors.base import PREDICTORS, SetPredictor
 
 # an a-priori mix in AZ-NAS's spirit, one per aspect: gradient signal-to-noise (trainability),
 # activation-pattern diversity (expressivity), parameter saliency, and size (complexity)
@@ -22,25 +22,20 @@ DEFAULT_COMPONENTS = "zico,nwot,synflow,flops"
 
 
 @PREDICTORS.register("ensemble")
-class Ensemble(Predictor):
-    set_level = True  # scores a whole set of architectures at once (see `combine`)
-
+class Ensemble(SetPredictor):
     def __init__(self, components: str | list[str] = DEFAULT_COMPONENTS):
         names = components.split(",") if isinstance(components, str) else list(components)
         names = [PREDICTORS.canonical(n.strip()) for n in names if n.strip()]
         if len(names) < 2 or len(set(names)) != len(names):
             raise UserError(f"ensemble needs two or more distinct components, got {components!r}")
         for n in names:
-            if getattr(PREDICTORS.get(n), "set_level", False):
+            if issubclass(PREDICTORS.get(n), SetPredictor):
                 raise UserError(f"ensemble component {n!r} is itself a set-level predictor")
         self.components = names
 
-    def score(self, model, batches, loss_fn) -> float:
-        raise UserError("ensemble ranks a set of architectures; score its components and call combine()")
-
     def combine(self, columns: dict[str, list[float | None]]) -> tuple[list[float | None], list[str | None]]:
-        """Aggregate scores and, per architecture, why it has none (a component failed there).
-        Ranks are taken over the architectures every component scored."""
+        """Ranks are taken over the architectures every component scored; one that a component
+        failed on has no score."""
         missing = [n for n in self.components if n not in columns]
         if missing:
             raise UserError(f"ensemble components not scored: {', '.join(missing)}")

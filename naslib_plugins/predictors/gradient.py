@@ -16,6 +16,7 @@ from naslib_plugins.predictors.base import (
     PREDICTORS,
     LossFn,
     Predictor,
+    Requirements,
     batch_gradients,
     weight_layers,
 )
@@ -29,6 +30,9 @@ class NASI(Predictor):
 
     def __init__(self, batches: int = 1):
         self.batches = batches
+
+    def requirements(self) -> Requirements:
+        return Requirements(batches=self.batches)
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         total = 0.0
@@ -48,6 +52,9 @@ class ZiCo(Predictor):
         if batches < 2:
             raise ValueError("zico needs at least 2 batches to measure gradient spread")
         self.batches = batches
+
+    def requirements(self) -> Requirements:
+        return Requirements(batches=self.batches)
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         layers = [m.weight for m in weight_layers(model)]
@@ -120,7 +127,8 @@ class SynFlow(Predictor):
     |theta| in float64, an all-ones input of one sample, R = sum(output); the score is
     sum over conv/linear weights of |w * dR/dw|. NASLib stores log(score): ranks are equal."""
 
-    needs_data = False
+    def requirements(self) -> Requirements:
+        return Requirements(batches=0, labels=False)
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         net = copy.deepcopy(model)

@@ -5,12 +5,13 @@ import torch
 import torch.nn as nn
 
 from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor
+from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements
 
 
 @PREDICTORS.register("params")
 class Params(Predictor):
-    needs_data = False
+    def requirements(self) -> Requirements:
+        return Requirements(batches=0, labels=False, train_mode=False)
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         return sum(p.numel() for p in model.parameters()) / 1e6
@@ -59,7 +60,8 @@ def count_flops(model: nn.Module, x: torch.Tensor) -> int:
 
 @PREDICTORS.register("flops")
 class Flops(Predictor):
-    needs_data = False
+    def requirements(self) -> Requirements:
+        return Requirements(batches=0, labels=False, train_mode=False)
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         was_training = model.training

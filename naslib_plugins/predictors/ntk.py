@@ -3,8 +3,8 @@ Zhu, Liu, Chrysos & Cevher (NeurIPS 2022) bound for MLPs and residual networks w
 activations and skip connections, and rank architectures by without training."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import torch
 import torch.nn as nn
@@ -12,7 +12,7 @@ from torch.func import functional_call, jacrev
 
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
-from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor
+from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements
 
 REDUCTIONS = ("sum", "full")
 # entries of one parameter chunk's Jacobian (float32): bounds memory on the large cell networks
@@ -72,6 +72,9 @@ class NTKLambdaMin(Predictor):
             raise UserError(f"unknown ntk_lambda_min reduction {reduction!r}; known: {', '.join(REDUCTIONS)}")
         self.samples = samples
         self.reduction = reduction
+
+    def requirements(self) -> Requirements:
+        return Requirements(labels=False)
 
     def _rows(self, out: torch.Tensor) -> torch.Tensor:
         if self.reduction == "sum":

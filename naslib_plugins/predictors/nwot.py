@@ -19,7 +19,7 @@ import torch
 import torch.nn as nn
 
 from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor
+from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements
 
 ACTIVATIONS = (nn.ReLU, nn.ReLU6, nn.LeakyReLU, nn.ELU, nn.GELU, nn.SiLU, nn.Softplus, nn.Tanh, nn.Sigmoid)
 
@@ -27,6 +27,9 @@ ACTIVATIONS = (nn.ReLU, nn.ReLU6, nn.LeakyReLU, nn.ELU, nn.GELU, nn.SiLU, nn.Sof
 @PREDICTORS.register("nwot")
 class NWOT(Predictor):
     train_mode = True
+
+    def requirements(self) -> Requirements:
+        return Requirements(labels=False, train_mode=self.train_mode)
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         x, _ = batches.batch(0)

@@ -11,14 +11,10 @@ import json
 import math
 from pathlib import Path
 
-from naslib_plugins.reporting.published import Anchors, Source, parse_anchors
 from naslib_plugins.errors import BenchmarkFileError
+from naslib_plugins.reporting.published import Anchors, Source, parse_anchors
+from naslib_plugins.reporting.runs import PREDICTOR_KEYS, correlation_runs, search_runs
 
-CORRELATION_KEYS = ("space", "dataset", "n_archs", "seed", "metric", "predictors")
-PREDICTOR_KEYS = ("kendall", "spearman", "top10_precision", "n_valid", "n_failed", "seconds_per_arch")
-SEARCH_KEYS = ("optimizer", "space", "dataset", "config", "runs", "mean_test_accuracy", "std_test_accuracy",
-               "mean_search_seconds")
-RUN_KEYS = ("seed", "test_accuracy", "search_seconds")
 # the config values that tell one search protocol from another, in the order shown
 KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "pool", "validate_rounds", "steps", "mu", "nu",
                 "nu_stat", "drop_none", "channels", "cells", "batch_size", "labels", "data")
@@ -26,49 +22,6 @@ CSV_COLUMNS = ("kind", "space", "dataset", "transfer_from", "method", "file", "s
                "kendall", "spearman", "top10_precision", "n_valid", "n_failed", "seconds_per_arch",
                "mean_test_accuracy", "std_test_accuracy", "n_seeds", "mean_search_seconds", "mean_cpu_seconds",
                "published")
-
-
-def read_json(path: Path, keys: tuple[str, ...]) -> dict:
-    """A results JSON object holding `keys`, or a BenchmarkFileError naming the file."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise BenchmarkFileError(f"{path}: {e.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise BenchmarkFileError(f"{path}: truncated or invalid JSON ({e})") from None
-    if not isinstance(data, dict):
-        raise BenchmarkFileError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    missing = [k for k in keys if k not in data]
-    if missing:
-        raise BenchmarkFileError(f"{path}: missing {', '.join(missing)}")
-    return data
-
-
-def correlation_runs(results_dir: Path) -> list[tuple[Path, dict]]:
-    """Every correlation.json below results_dir, validated, in path order."""
-    runs = []
-    for path in sorted(Path(results_dir).rglob("correlation.json")):
-        data = read_json(path, CORRELATION_KEYS)
-        if not isinstance(data["predictors"], dict):
-            raise BenchmarkFileError(f"{path}: 'predictors' must map names to results")
-        for name, c in data["predictors"].items():
-            missing = [k for k in PREDICTOR_KEYS if not isinstance(c, dict) or k not in c]
-            if missing:
-                raise BenchmarkFileError(f"{path}: predictor {name!r} lacks {', '.join(missing)}")
-        runs.append((path, data))
-    return runs
-
-
-def search_runs(results_dir: Path) -> list[tuple[Path, dict]]:
-    runs = []
-    for path in sorted(Path(results_dir).rglob("search.json")):
-        data = read_json(path, SEARCH_KEYS)
-        for run in data["runs"]:
-            missing = [k for k in RUN_KEYS if not isinstance(run, dict) or k not in run]
-            if missing:
-                raise BenchmarkFileError(f"{path}: a run lacks {', '.join(missing)}")
-        runs.append((path, data))
-    return runs
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -123,23 +76,24 @@ def _correlation_sections(results_dir: Path, anchors: Anchors | None) -> list[di
     return sections
 
 
-def search_section(results_dir: Path, anchors: Anchors | None) -> dict:
-    """Every search.json under `results_dir` as a row, with the published figures it matches."""
+def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[Path, dict]] | None = None) -> dict:
+    """Every search.json under `results_dir` (or the given ones, read by runs.read_search) as a
+    row, with the published figures it matches."""
     rows, benchmarks = [], {}
-    for path, data in search_runs(results_dir):
+    for path, data in search_runs(results_dir) if runs is None else runs:
         config = data["config"]
         space, dataset = data["space"], data["dataset"]
         benchmarks[(space, dataset)] = None
         mine = anchors.for_search(data["optimizer"], space, dataset, config) if anchors else []
-        runs = data["runs"]
-        cpu = [r["cpu_seconds"] for r in runs if r.get("cpu_seconds") is not None]
+        per_seed = data["runs"]
+        cpu = [r["cpu_seconds"] for r in per_seed if r.get("cpu_seconds") is not None]
         row = {
             "kind": "search", "space": space, "dataset": dataset, "method": data["optimizer"],
             "file": path.relative_to(results_dir).as_posix(),
             "settings": ", ".join(f"{k}={config[k]}" for k in KEY_SETTINGS if k in config),
-            "seeds": seed_list([r["seed"] for r in runs]),
+            "seeds": seed_list([r["seed"] for r in per_seed]),
             "mean_test_accuracy": data["mean_test_accuracy"], "std_test_accuracy": data["std_test_accuracy"],
-            "n_seeds": sum(r["test_accuracy"] is not None for r in runs),
+            "n_seeds": sum(r["test_accuracy"] is not None for r in per_seed),
             "mean_search_seconds": data["mean_search_seconds"],
             "mean_cpu_seconds": sum(cpu) / len(cpu) if cpu else None,
             "optimum": anchors.optimum.get((space, dataset)) if anchors else None,

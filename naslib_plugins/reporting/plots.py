@@ -4,7 +4,6 @@ Figures are drawn on matplotlib's Agg canvas directly (no pyplot, no display, no
 """
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
@@ -13,39 +12,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from scipy import stats
 
-from naslib_plugins.reporting.leaderboard import CORRELATION_KEYS, correlation_runs, read_json
 from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.reporting.runs import correlation_runs, read_correlation, read_scores
 
 DECADES_FOR_LOG = 2  # positive scores spanning at least this many decades get a log axis
 HEAVY_TAIL = 20  # scores with zeros or both signs get a symlog axis when max |s| >= this x median |s|
-
-
-def read_scores(run_dir: Path, names: list[str]) -> dict[str, dict[str, float]]:
-    """{hash: {column: value}} from a correlation run's scores.csv, for the named columns; a
-    predictor's score only where its status is ok, so failed architectures drop out."""
-    path = Path(run_dir) / "scores.csv"
-    try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            columns = reader.fieldnames or []
-            missing = [c for c in ["hash", *names] if c not in columns]
-            if missing:
-                raise BenchmarkFileError(f"{path}: missing columns {', '.join(missing)}")
-            rows = list(reader)
-    except OSError as e:
-        raise BenchmarkFileError(f"{path}: {e.strerror}") from None
-    out = {}
-    for line, row in enumerate(rows, start=2):
-        values = {}
-        for name in names:
-            if row.get(f"{name}_status", "ok") != "ok" or row[name] in ("", None):
-                continue
-            try:
-                values[name] = float(row[name])
-            except ValueError:
-                raise BenchmarkFileError(f"{path} line {line}: {name} is not a number: {row[name]!r}") from None
-        out[row["hash"]] = values
-    return out
 
 
 def _save(fig: Figure, out_png: Path) -> Path:
@@ -84,7 +55,7 @@ def _set_scale(ax, axis: str, values: np.ndarray) -> str:
 def scatter_plots(run_dir: Path, out_png: Path | None = None) -> Path:
     """One panel per predictor of a correlation run: its score against the ground truth."""
     run_dir = Path(run_dir)
-    result = read_json(run_dir / "correlation.json", CORRELATION_KEYS)
+    result = read_correlation(run_dir / "correlation.json")
     names, metric = list(result["predictors"]), result["metric"]
     if not names:
         raise BenchmarkFileError(f"{run_dir / 'correlation.json'}: no predictors to plot")
@@ -186,7 +157,7 @@ def nasi_agnostic_plot(true_dir: Path, random_labels_dir: Path, gaussian_dir: Pa
         ax.set_xlabel(f"{predictor} score, {x_label}")
         ax.set_ylabel(f"{predictor} score, {y_label}")
         ax.set_title(f"{x_label} vs {y_label}", fontsize=11)
-    run = read_json(Path(true_dir) / "correlation.json", CORRELATION_KEYS)
+    run = read_correlation(Path(true_dir) / "correlation.json")
     fig.suptitle(f"{predictor} score at initialisation, {run['space']} / {run['dataset']}, seed {run['seed']}\n"
                  "the same architectures and initial weights; only the labels or the inputs change", fontsize=11)
     _save(fig, out_png)

@@ -266,3 +266,14 @@ def parse_anchors(path: Path) -> Anchors:
                 raise BenchmarkFileError(f"{path} line {number}: a table with columns {header} is not a layout "
                                          "the anchors parser knows")
     return out
+
+
+def default_anchors() -> Path | None:
+    """anchors.md beside the shared data folder ($NASLIB_PLUGINS_DATA/../anchors.md), the shared
+    data's layout, if it is there."""
+    from naslib_plugins.data.batches import data_dir
+
+    root = data_dir()
+    if root is not None and (root.parent / "anchors.md").is_file():
+        return root.parent / "anchors.md"
+    return None

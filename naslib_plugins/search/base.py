@@ -1,12 +1,17 @@
-"""What a search strategy offers: options, and one search per seed returning an architecture."""
+"""What a search strategy offers: options read from its constructor, and one search per seed
+returning an architecture."""
 from __future__ import annotations
 
-import inspect
+import argparse
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.errors import UserError
+from naslib_plugins.params import annotations, constructor_params, defaults, get_params
+from naslib_plugins.predictors import PREDICTORS, Predictor, SetPredictor, get_predictor
 from naslib_plugins.spaces.base import SearchSpace
 
 
@@ -17,21 +22,70 @@ class SearchOutcome:
     trace: dict = field(default_factory=dict)
 
 
+# the size of the supernet that NASI and Zero-Cost-PT search on
+SUPERNET_HELP = {
+    "channels": "supernet width C; none: the space's search network's",
+    "cells": "supernet cells per stage N (DARTS: N normal cells per stage, 3N + 2 in all); none: the space's "
+             "search network's",
+}
+
+
+def predictor_name(predictor: Predictor) -> str:
+    """The registered name of a predictor's class; an unregistered one goes by its import path."""
+    cls = type(predictor)
+    return PREDICTORS.name_of(cls) or f"{cls.__module__}.{cls.__qualname__}"
+
+
+def scoring_predictor(optimizer: str, predictor: Any) -> Predictor:
+    """`predictor` if it scores one network at a time, the only kind a search can rank by."""
+    if isinstance(predictor, SetPredictor):
+        raise UserError(f"{predictor_name(predictor)!r} ranks a whole set of architectures; {optimizer} needs a "
+                        "predictor that scores one network at a time")
+    if not isinstance(predictor, Predictor):
+        raise UserError(f"{optimizer} predictor must be a Predictor object (get_predictor(name)), got {predictor!r}")
+    return predictor
+
+
 class Optimizer(ABC):
+    """A search strategy. Each constructor parameter is stored under its own name, so the
+    signature is the one place an option and its default are written: options(), from_args and
+    the `search` command's flags are read from it."""
+
     name: str = ""
+    # one line of help per constructor parameter, shown by `search --help` beside the class default
+    param_help: dict[str, str] = {}
 
     def options(self) -> dict:
-        """The settings that determine a search (recorded with every result)."""
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        """The settings that determine a search (recorded with every result): every constructor
+        parameter, a predictor by its name, and its options under `<parameter>_options` where
+        they are not its class's defaults."""
+        out = {}
+        for key, value in get_params(self).items():
+            if isinstance(value, Predictor):
+                out[key] = predictor_name(value)
+                own = defaults(type(value))
+                changed = {k: v for k, v in value.options().items() if k not in own or own[k] != v}
+                if changed:
+                    out[f"{key}_options"] = changed
+            else:
+                out[key] = value
+        return out
 
     @classmethod
-    def from_args(cls, args: Any) -> "Optimizer":
-        """Built from the command line's options that share a name with the constructor's
-        parameters; the search command declares one flag per parameter of every optimizer."""
-        names = [n for n in inspect.signature(cls.__init__).parameters if n != "self"]
-        return cls(**{n: getattr(args, n) for n in names if getattr(args, n, None) is not None})
+    def from_args(cls, args: argparse.Namespace | Mapping[str, Any]) -> Optimizer:
+        """Built from the options in `args` (the command line's, a config's mapping) named like the
+        constructor's parameters; absent or None leaves the class default, and a predictor is
+        given by its registered name."""
+        values = args if isinstance(args, Mapping) else vars(args)
+        types = annotations(cls)
+        kwargs = {}
+        for key in constructor_params(cls):
+            value = values.get(key)
+            if value is not None:
+                kwargs[key] = get_predictor(value) if types.get(key) is Predictor else value
+        return cls(**kwargs)
 
-    def check(self, space: SearchSpace, dataset: str) -> None:
+    def check(self, space: SearchSpace, dataset: str) -> None:  # noqa: B027  (optional: most search any space)
         """Raise UserError now if this optimizer cannot search `space` (before any work starts)."""
 
     @abstractmethod

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -18,9 +18,9 @@ from tqdm import tqdm
 
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
-from naslib_plugins.search.base import Optimizer, SearchOutcome
-from naslib_plugins.search.supernets import NASI_SUPERNETS, SUPPORTED_SPACES, Supernet, build_supernet
+from naslib_plugins.search.base import SUPERNET_HELP, Optimizer, SearchOutcome
 from naslib_plugins.spaces.base import SearchSpace
+from naslib_plugins.spaces.supernet import Supernet
 
 NU_MODES = ("adaptive", "fixed")
 # the statistic of the random architectures' scores that sets a fixed nu: eq. 39 takes the mean;
@@ -30,6 +30,8 @@ NU_STATS = {"mean": np.mean, "median": np.median}
 # batches for the fixed-nu estimate come from a separate stretch of the seeded stream, so
 # they do not depend on the number of search steps
 NU_BATCH_OFFSET = 1_000_000
+# App. B.1 / Sec. 5.1: the adaptive nu starts at 1000 in the small cell spaces
+ADAPTIVE_NU0 = 1000.0
 
 
 # --------------------------------------------------------------------------- pure formulas
@@ -107,15 +109,33 @@ def _is_number(value) -> bool:
 
 class NASI(Optimizer):
     name = "nasi"
+    param_help = {
+        "steps": "T, Gumbel samples (one mini-batch each)",
+        "mu": "penalty coefficient (paper: 1 in the small cell spaces, 2 on DARTS)",
+        "nu": "adaptive (eq. 40) | fixed (eq. 39)",
+        "nu0": f"the adaptive nu's start ({ADAPTIVE_NU0:g} when not given), or the fixed nu (when not given, "
+               "estimated from nu-samples random architectures, eq. 39)",
+        "nu_scale": "multiplies the fixed nu",
+        "nu_samples": "random architectures for the fixed nu",
+        "nu_stat": "fixed nu from the random architectures' scores: mean (eq. 39) | median (for heavy-tailed scores)",
+        "tau": "Gumbel-softmax temperature",
+        "xi": "step size: ||Delta|| <= xi",
+        **SUPERNET_HELP,
+        "drop_none": "leave `none` out of every edge's candidates (NB201, TNB micro)",
+    }
 
     def __init__(self, steps: int = 100, mu: float = 1.0, nu: str = "adaptive", nu0: float | None = None,
                  nu_scale: float = 1.0, nu_samples: int = 50, nu_stat: str = "mean", tau: float = 1.0, xi: float = 1.0,
-                 channels: int = 16, cells: int = 5, drop_none: bool = False):
+                 channels: int | None = None, cells: int | None = None, drop_none: bool = False):
         if nu not in NU_MODES:
             raise UserError(f"unknown nu mode {nu!r}; known: {', '.join(NU_MODES)}")
         if nu_stat not in NU_STATS:
             raise UserError(f"unknown nu statistic {nu_stat!r}; known: {', '.join(NU_STATS)}")
-        for label, value in (("steps", steps), ("nu-samples", nu_samples), ("channels", channels), ("cells", cells)):
+        # channels and cells: None is the size of the space's supernet
+        counts = [("steps", steps), ("nu-samples", nu_samples), ("channels", channels), ("cells", cells)]
+        for label, value in counts:
+            if label in ("channels", "cells") and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UserError(f"nasi {label} must be a positive integer, got {value!r}")
         if not _is_number(mu) or mu < 0:
@@ -131,9 +151,7 @@ class NASI(Optimizer):
         self.steps = steps
         self.mu = float(mu)
         self.nu = nu
-        # App. B.1 / Sec. 5.1: adaptive nu starts at 1000 in the small cell spaces; a fixed nu
-        # with no nu0 is estimated from nu_samples random architectures (eq. 39)
-        self.nu0 = float(nu0) if nu0 is not None else (1000.0 if nu == "adaptive" else None)
+        self.nu0 = None if nu0 is None else float(nu0)
         self.nu_scale = float(nu_scale)
         self.nu_samples = nu_samples
         self.nu_stat = nu_stat
@@ -143,8 +161,13 @@ class NASI(Optimizer):
         self.cells = cells
         self.drop_none = bool(drop_none)
 
+    def _adaptive_nu0(self) -> float:
+        return ADAPTIVE_NU0 if self.nu0 is None else self.nu0
+
     def options(self) -> dict:
         options = super().options()
+        if self.nu == "adaptive":  # recorded as used, as runs always recorded it
+            options["nu0"] = self._adaptive_nu0()
         # options added after runs were recorded: left out at the paper's choice, so those runs
         # keep resuming and their recorded commands still reproduce them
         for key, paper in (("nu_stat", "mean"), ("drop_none", False)):
@@ -153,10 +176,7 @@ class NASI(Optimizer):
         return options
 
     def check(self, space: SearchSpace, dataset: str) -> None:
-        if space.name not in SUPPORTED_SPACES:
-            raise UserError(f"nasi has no supernet for search space {space.name!r}; supported: "
-                            f"{', '.join(SUPPORTED_SPACES)}")
-        if self.drop_none and NASI_SUPERNETS[space.name].none_op is None:
+        if self.drop_none and space.supernet_type("nasi").none_op is None:
             raise UserError(f"nasi drop-none: the {space.name} supernet has no `none` op to drop")
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
@@ -165,7 +185,7 @@ class NASI(Optimizer):
         self.check(space, dataset)
         loss_fn = space.loss_fn(dataset)
         torch.manual_seed(seed)  # theta_0
-        net = build_supernet(space, dataset, self.channels, self.cells)
+        net = space.supernet(dataset, "nasi", {"channels": self.channels, "cells": self.cells})
         # NCHW, not channels-last: the double backward, most of a step, runs faster in NCHW here
         net.train()
         generator = torch.Generator().manual_seed(seed)  # Gumbel noise and random architectures
@@ -197,7 +217,7 @@ class NASI(Optimizer):
             if not math.isfinite(s):
                 raise UserError(f"nasi: non-finite score {s} at step {t + 1} of seed {seed}; finished seeds are "
                                 "saved, the others cannot be searched with these settings")
-            nu = fixed if fixed is not None else adaptive_nu(self.nu0, trace["score"])
+            nu = fixed if fixed is not None else adaptive_nu(self._adaptive_nu0(), trace["score"])
             slope = penalty_slope(s, self.mu, nu)
             if slope == 0.0:  # dR/dS = 0: G_t is exactly zero, no need for the double backward
                 g = np.zeros(sum(net.groups))

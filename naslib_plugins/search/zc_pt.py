@@ -27,33 +27,22 @@ import torch
 import torch.nn as nn
 from tqdm import tqdm
 
-from naslib_plugins.evaluation.scoring import arch_seed
-from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.data.batches import BatchSource, OffsetBatches
 from naslib_plugins.errors import UserError
-from naslib_plugins.search.base import Optimizer, SearchOutcome
-from naslib_plugins.search.supernets import MIXED_SPACES, Supernet, build_mixed_supernet, build_standalone
+from naslib_plugins.evaluation.scoring import arch_seed
+from naslib_plugins.predictors import Predictor, get_predictor
+from naslib_plugins.search.base import SUPERNET_HELP, Optimizer, SearchOutcome, predictor_name, scoring_predictor
 from naslib_plugins.search.zero_shot import _positive_int
-from naslib_plugins.predictors import PREDICTORS, get_predictor
 from naslib_plugins.spaces.base import SearchSpace
+from naslib_plugins.spaces.supernet import Supernet
 
 EDGE_ORDERS = ("random", "fixed", "reverse")
 # one evaluation reads batches offset, offset + 1, ... (ZiCo two); evaluations are STRIDE apart so
 # no two share a batch, and validation reads a separate stretch of the seeded stream
 STRIDE = 8
 VALIDATION_OFFSET = 10_000_000
-
-
-class _Offset:
-    """A batch source seen from batch `offset` on: each evaluation gets fresh mini-batches."""
-
-    def __init__(self, batches: BatchSource, offset: int):
-        self._batches, self._offset = batches, offset
-
-    def batch(self, i: int):
-        return self._batches.batch(self._offset + i)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._batches, name)
+# NASWOT: the proxy of the paper's headline results
+NWOT = get_predictor("nwot")
 
 
 class _Mixed(nn.Module):
@@ -70,24 +59,27 @@ class _Mixed(nn.Module):
 
 class ZeroCostPT(Optimizer):
     name = "zc-pt"
+    param_help = SUPERNET_HELP | {
+        "predictor": "the predictor scoring the masked supernets and the candidates",
+        "pool": "proposal passes N",
+        "validate_rounds": "mini-batches each candidate is validated on",
+        "edge_order": "the order edges are decided in: random | fixed | reverse",
+    }
 
-    def __init__(self, predictor: str = "nwot", pool: int = 10, validate_rounds: int = 100,
-                 edge_order: str = "random", channels: int = 16, cells: int = 5):
-        self.predictor = PREDICTORS.canonical(predictor)
-        if getattr(PREDICTORS.get(self.predictor), "set_level", False):
-            raise UserError(f"{self.predictor!r} ranks a whole set of architectures; zc-pt needs a predictor "
-                            "that scores one network at a time")
+    def __init__(self, predictor: Predictor = NWOT, pool: int = 10, validate_rounds: int = 100,
+                 edge_order: str = "random", channels: int | None = None, cells: int | None = None):
+        self.predictor = scoring_predictor(self.name, predictor)
         self.pool = _positive_int("zc-pt pool", pool)
         self.validate_rounds = _positive_int("zc-pt validate rounds", validate_rounds)
         if edge_order not in EDGE_ORDERS:
             raise UserError(f"unknown zc-pt edge order {edge_order!r}; known: {', '.join(EDGE_ORDERS)}")
         self.edge_order = edge_order
-        self.channels = _positive_int("zc-pt channels", channels)
-        self.cells = _positive_int("zc-pt cells", cells)
+        # None: the size of the space's supernet
+        self.channels = None if channels is None else _positive_int("zc-pt channels", channels)
+        self.cells = None if cells is None else _positive_int("zc-pt cells", cells)
 
     def check(self, space: SearchSpace, dataset: str) -> None:
-        if space.name not in MIXED_SPACES:
-            raise UserError(f"zc-pt has supernets for {', '.join(MIXED_SPACES)} only, not {space.name!r}")
+        space.supernet_type("mixed")
 
     def _order(self, items: tuple, rng: np.random.Generator) -> list:
         if self.edge_order == "random":
@@ -99,9 +91,9 @@ class ZeroCostPT(Optimizer):
         dataset = space.check_dataset(dataset)
         self.check(space, dataset)
         loss_fn = space.loss_fn(dataset)
-        predictor = get_predictor(self.predictor)
         torch.manual_seed(seed)
-        net = build_mixed_supernet(space, dataset, self.channels, self.cells)
+        size = {"channels": self.channels, "cells": self.cells}
+        net = space.supernet(dataset, "mixed", size)
         rng = np.random.default_rng(seed)
         n_ops = net.groups[0]
         calls = 0
@@ -111,7 +103,7 @@ class ZeroCostPT(Optimizer):
             nonlocal calls
             calls += 1
             try:
-                value = float(predictor.score(model, _Offset(batches, offset), loss_fn))
+                value = float(self.predictor.score(model, OffsetBatches(batches, offset), loss_fn))
             except Exception as e:  # a failing evaluation ranks last, as nanargmin skips NaN
                 failed.append(f"{type(e).__name__}: {e}")
                 return math.nan
@@ -170,13 +162,13 @@ class ZeroCostPT(Optimizer):
         for arch in tqdm(candidates, desc=f"zc-pt seed {seed} validate", unit="arch", file=sys.stderr,
                          dynamic_ncols=True, disable=not progress):
             torch.manual_seed(arch_seed(seed, space.hash(arch)))
-            model = build_standalone(space, arch, dataset, self.channels, self.cells)
+            model = space.standalone(arch, dataset, size)
             # every candidate sees the same validation batches
             totals.append(sum(score(model, VALIDATION_OFFSET + r * STRIDE) for r in range(self.validate_rounds)))
         if all(math.isnan(t) for t in totals):
-            raise UserError(f"zc-pt: {self.predictor} failed on every candidate, e.g. {failed[0]}")
+            raise UserError(f"zc-pt: {predictor_name(self.predictor)} failed on every candidate, e.g. {failed[0]}")
         best = int(np.nanargmax(totals))
-        trace = {"predictor": self.predictor, "predictor_calls": calls, "passes": passes,
+        trace = {"predictor": predictor_name(self.predictor), "predictor_calls": calls, "passes": passes,
                  "candidates": [[space.to_string(a), t] for a, t in zip(candidates, totals)],
                  "n_failed": len(failed), "failures": sorted(set(failed))[:5]}
         return SearchOutcome(arch=candidates[best], trace=trace)

@@ -16,15 +16,17 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from naslib_plugins.evaluation.scoring import score_architecture
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
-from naslib_plugins.search.base import Optimizer, SearchOutcome
-from naslib_plugins.predictors import PREDICTORS, get_predictor
+from naslib_plugins.evaluation.scoring import score_architecture
+from naslib_plugins.predictors import Predictor, get_predictor
+from naslib_plugins.search.base import Optimizer, SearchOutcome, predictor_name, scoring_predictor
 from naslib_plugins.spaces.base import SearchSpace
 
 # proposals without a new architecture before a search gives up (the space is exhausted)
 MAX_STALE_PROPOSALS = 10_000
+# ZiCo's own search (Li et al., ICLR 2023) scores with ZiCo
+ZICO = get_predictor("zico")
 
 
 def _positive_int(label: str, value: Any) -> int:
@@ -36,11 +38,11 @@ def _positive_int(label: str, value: Any) -> int:
 class _Fitness:
     """Score-by-hash cache; failed or non-finite scores rank below every valid one."""
 
-    def __init__(self, space: SearchSpace, dataset: str, predictor: str, batches: BatchSource, seed: int,
+    def __init__(self, space: SearchSpace, dataset: str, predictor: Predictor, batches: BatchSource, seed: int,
                  budget: int, progress: bool, desc: str):
         self.space, self.dataset, self.batches, self.seed = space, dataset, batches, seed
-        self.name = predictor
-        self.predictors = {predictor: get_predictor(predictor)}
+        self.name = predictor_name(predictor)
+        self.predictors = {self.name: predictor}
         self.budget = budget
         self.scores: dict[str, float | None] = {}
         self.archs: dict[str, Any] = {}
@@ -92,14 +94,14 @@ class _Fitness:
 
 
 class _ZeroShot(Optimizer):
-    def __init__(self, predictor: str = "zico", budget: int = 1000):
-        self.predictor = PREDICTORS.canonical(predictor)
-        self.budget = _positive_int(f"{self.name} budget", budget)
+    param_help = {
+        "predictor": "the predictor whose score is searched on",
+        "budget": "architectures scored",
+    }
 
-    def check(self, space: SearchSpace, dataset: str) -> None:
-        if getattr(PREDICTORS.get(self.predictor), "set_level", False):
-            raise UserError(f"{self.predictor!r} ranks a whole set of architectures; {self.name} needs a "
-                            "predictor that scores one architecture at a time")
+    def __init__(self, predictor: Predictor = ZICO, budget: int = 1000):
+        self.predictor = scoring_predictor(self.name, predictor)
+        self.budget = _positive_int(f"{self.name} budget", budget)
 
 
 class ZeroShotRandom(_ZeroShot):
@@ -124,8 +126,13 @@ class ZeroShotEvolution(_ZeroShot):
     ever scored is the result (Real et al. 2019, Algorithm 1)."""
 
     name = "zc-evolution"
+    param_help = {
+        **_ZeroShot.param_help,
+        "population": "population size P",
+        "sample_size": "tournament size S",
+    }
 
-    def __init__(self, predictor: str = "zico", budget: int = 1000, population: int = 64, sample_size: int = 16):
+    def __init__(self, predictor: Predictor = ZICO, budget: int = 1000, population: int = 64, sample_size: int = 16):
         super().__init__(predictor, budget)
         self.population = _positive_int("zc-evolution population", population)
         self.sample_size = _positive_int("zc-evolution sample size", sample_size)

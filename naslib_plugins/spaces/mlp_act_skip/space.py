@@ -17,46 +17,32 @@ The default L = 3 space has 8^3 * 2^3 = 4,096 architectures.
 """
 from __future__ import annotations
 
-import ast
-import itertools
-from typing import Any, Iterator, Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
-import torch
 import torch.nn as nn
 
 from naslib_plugins.data.datasets import dataset_info
 from naslib_plugins.errors import ArchitectureError, UserError
-from naslib_plugins.spaces.base import SearchSpace
+from naslib_plugins.spaces.base import CategoricalSpace
+from naslib_plugins.spaces.encoding import is_int
+from naslib_plugins.spaces.mlp_act_skip.encoding import ACTIVATIONS, NUM_ACTIVATIONS, Arch, skip_pairs
+from naslib_plugins.spaces.mlp_act_skip.network import MLPActSkipNetwork
+from naslib_plugins.spaces.mlp_act_skip.supernet import MLPActSkipSupernet
 
-ACTIVATIONS = ("relu", "leaky_relu", "tanh", "sigmoid", "gelu", "silu", "elu", "softplus")
-NUM_ACTIVATIONS = len(ACTIVATIONS)
-_MODULES = {
-    "relu": nn.ReLU,
-    "leaky_relu": nn.LeakyReLU,
-    "tanh": nn.Tanh,
-    "sigmoid": nn.Sigmoid,
-    "gelu": nn.GELU,
-    "silu": nn.SiLU,
-    "elu": nn.ELU,
-    "softplus": nn.Softplus,
-}
-
-Arch = tuple[int, ...]
+# the ground truth this package measures itself (evaluation/minibench.py), shipped as package data
+TABLE = Path(__file__).resolve().parents[2] / "data" / "digits_mlp_act_skip.csv"
 
 
-def skip_pairs(depth: int) -> tuple[tuple[int, int], ...]:
-    """Every (source j, target l) a skip can join: l = 2..depth, j = 0..l-2, by target then source."""
-    return tuple((j, l) for l in range(2, depth + 1) for j in range(l - 1))
-
-
-def activation_module(index: int) -> nn.Module:
-    return _MODULES[ACTIVATIONS[index]]()
-
-
-class MLPActSkipSpace(SearchSpace):
+class MLPActSkipSpace(CategoricalSpace):
     name = "mlp_act_skip"
     datasets = ("digits",)
+    # depth and width are the space's own (they shape the encoding), not the network's size
+    default_size = {}
+    supernets = {"nasi": MLPActSkipSupernet}
+    benchmark_file = TABLE
 
     def __init__(self, depth: int = 3, width: int = 64):
         for label, value in (("depth", depth), ("width", width)):
@@ -66,31 +52,9 @@ class MLPActSkipSpace(SearchSpace):
         self.width = width
         self.pairs = skip_pairs(depth)
         self.length = depth + len(self.pairs)
+        self.sizes = (NUM_ACTIVATIONS,) * depth + (2,) * len(self.pairs)
 
     # ------------------------------------------------------------------ encodings
-
-    def parse(self, arch: Any) -> Arch:
-        if isinstance(arch, str):
-            text = arch.strip()
-            if text.startswith(("(", "[")):
-                try:
-                    values = ast.literal_eval(text)
-                except (ValueError, SyntaxError):
-                    raise ArchitectureError(f"unreadable mlp_act_skip tuple {arch!r}") from None
-                if not isinstance(values, (tuple, list)):
-                    raise ArchitectureError(f"unreadable mlp_act_skip tuple {arch!r}")
-                return self._check(values, arch)
-            if "|" in text:
-                return self._from_string(text)
-            raise ArchitectureError(
-                f"unreadable mlp_act_skip architecture {arch!r}: expected 'act-act-...|j>l,...' "
-                f"or a tuple of {self.length} ints"
-            )
-        if isinstance(arch, np.ndarray):
-            arch = arch.tolist()
-        if isinstance(arch, (tuple, list)):
-            return self._check(arch, arch)
-        raise ArchitectureError(f"mlp_act_skip architecture of unsupported type {type(arch).__name__}: {arch!r}")
 
     def _check(self, values: Sequence[Any], original: Any) -> Arch:
         if len(values) != self.length:
@@ -100,7 +64,7 @@ class MLPActSkipSpace(SearchSpace):
             )
         out = []
         for pos, v in enumerate(values):
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            if not is_int(v):
                 raise ArchitectureError(f"mlp_act_skip entry {v!r} is not an int in {original!r}")
             v = int(v)  # numpy ints would spell hashes as "np.int64(1)" under numpy 2
             if pos < self.depth and not 0 <= v < NUM_ACTIVATIONS:
@@ -109,12 +73,17 @@ class MLPActSkipSpace(SearchSpace):
                     f"in {original!r}"
                 )
             if pos >= self.depth and v not in (0, 1):
-                j, l = self.pairs[pos - self.depth]
-                raise ArchitectureError(f"mlp_act_skip skip bit for {j}>{l} must be 0 or 1, got {v} in {original!r}")
+                j, t = self.pairs[pos - self.depth]
+                raise ArchitectureError(f"mlp_act_skip skip bit for {j}>{t} must be 0 or 1, got {v} in {original!r}")
             out.append(v)
         return tuple(out)
 
-    def _from_string(self, text: str) -> Arch:
+    def _from_text(self, text: str, original: Any) -> Arch:
+        if "|" not in text:
+            raise ArchitectureError(
+                f"unreadable mlp_act_skip architecture {original!r}: expected 'act-act-...|j>l,...' "
+                f"or a tuple of {self.length} ints"
+            )
         acts_part, _, skips_part = text.partition("|")
         names = [a.strip() for a in acts_part.split("-")]
         if len(names) != self.depth:
@@ -143,67 +112,22 @@ class MLPActSkipSpace(SearchSpace):
     def to_string(self, arch: Any) -> str:
         arch = self.parse(arch)
         acts = "-".join(ACTIVATIONS[i] for i in arch[: self.depth])
-        skips = ",".join(f"{j}>{l}" for (j, l), bit in zip(self.pairs, arch[self.depth :]) if bit)
+        skips = ",".join(f"{j}>{t}" for (j, t), bit in zip(self.pairs, arch[self.depth :]) if bit)
         return f"{acts}|{skips}"
 
-    def hash(self, arch: Any) -> str:
-        return str(self.parse(arch))
-
-    # ------------------------------------------------------------------ neighbourhoods
+    # ------------------------------------------------------------------ sampling
 
     def sample(self, rng: np.random.Generator) -> Arch:
         acts = rng.integers(0, NUM_ACTIVATIONS, size=self.depth)
         bits = rng.integers(0, 2, size=len(self.pairs))
         return tuple(int(v) for v in np.concatenate([acts, bits]))
 
-    def mutate(self, arch: Any, rng: np.random.Generator) -> Arch:
-        # one position, uniformly: a layer gets another activation, or a skip bit flips
-        arch = list(self.parse(arch))
-        pos = int(rng.integers(self.length))
-        if pos < self.depth:
-            choices = [a for a in range(NUM_ACTIVATIONS) if a != arch[pos]]
-            arch[pos] = choices[int(rng.integers(len(choices)))]
-        else:
-            arch[pos] = 1 - arch[pos]
-        return tuple(arch)
-
-    def neighbours(self, arch: Any) -> list[Arch]:
-        arch = self.parse(arch)
-        out = [arch[:p] + (a,) + arch[p + 1 :] for p in range(self.depth) for a in range(NUM_ACTIVATIONS) if a != arch[p]]
-        out.extend(arch[:p] + (1 - arch[p],) + arch[p + 1 :] for p in range(self.depth, self.length))
-        return out
-
-    def all(self) -> Iterator[Arch]:
-        return itertools.product(*[range(NUM_ACTIVATIONS)] * self.depth, *[range(2)] * len(self.pairs))
-
     # ------------------------------------------------------------------ model
 
-    def build_model(self, arch: Any, dataset: str) -> nn.Module:
+    def build_model(self, arch: Any, dataset: str, size: Mapping[str, int | None] | None = None) -> nn.Module:
         info = dataset_info(self.check_dataset(dataset))
+        self.size(size)
         arch = self.parse(arch)
         skips = [pair for pair, bit in zip(self.pairs, arch[self.depth :]) if bit]
         return MLPActSkipNetwork(arch[: self.depth], skips, info.features, self.width,
                                  info.num_classes)
-
-
-class MLPActSkipNetwork(nn.Module):
-    """h_0 = W_0 x; h_l = sigma_l(W_l h_{l-1}) + sum of the chosen h_j; output W_out h_L."""
-
-    def __init__(self, activations: Sequence[int], skips: Sequence[tuple[int, int]], in_features: int,
-                 width: int, num_classes: int):
-        super().__init__()
-        self.embed = nn.Linear(in_features, width)
-        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in activations)
-        self.activations = nn.ModuleList(activation_module(a) for a in activations)
-        self.classifier = nn.Linear(width, num_classes)
-        # sources[l - 1]: the earlier states added to h_l
-        self.sources = [[j for j, t in skips if t == l] for l in range(1, len(activations) + 1)]
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        states = [self.embed(x)]
-        for layer, act, sources in zip(self.layers, self.activations, self.sources):
-            h = act(layer(states[-1]))
-            for j in sources:
-                h = h + states[j]
-            states.append(h)
-        return self.classifier(states[-1])

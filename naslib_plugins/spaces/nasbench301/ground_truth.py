@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from naslib_plugins.evaluation.ground_truth import METRICS, GroundTruth, _number, _parse
 from naslib_plugins.data.safe_pickle import safe_load
 from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.evaluation.ground_truth import PICKLE_SUFFIXES, GroundTruth, arch_key, check_query, finite_value
 from naslib_plugins.spaces.base import SearchSpace
 
 _FIELD = {"val_accuracy": "val_accuracies", "test_accuracy": "val_accuracies"}
@@ -25,9 +25,7 @@ def read_nb301_pickle(path: str | Path, space: SearchSpace, dataset: str, metric
     path = Path(path)
     if space.name != "nasbench301":
         raise UserError(f"{path}: NB-301 training data needs the nasbench301 space, not {space.name!r}")
-    dataset = space.check_dataset(dataset)
-    if metric not in METRICS:
-        raise UserError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+    dataset = check_query(space, dataset, metric)
     if metric not in _FIELD:
         raise UserError(
             f"{path}: NB-301 training data has no {metric} (only val_accuracies, train_losses, runtime); "
@@ -48,11 +46,11 @@ def read_nb301_pickle(path: str | Path, space: SearchSpace, dataset: str, metric
         if not isinstance(series, (list, tuple)) or not series:
             have = ", ".join(map(str, entry)) or "nothing"
             raise BenchmarkFileError(f"{path}: {where}: no {field} list (has {have})")
-        key = _parse(space, arch, path, where)
-        gt.values[key] = _number(series[-1], path, f"{where}/{field}")
+        key = arch_key(space, arch, path, where)
+        gt.values[key] = finite_value(series[-1], path, f"{where}/{field}")
     if not gt.values:
         raise BenchmarkFileError(f"{path}: no architectures")
     return gt
 
 
-__all__ = ["read_nb301_pickle"]
+READERS = dict.fromkeys(PICKLE_SUFFIXES, read_nb301_pickle)

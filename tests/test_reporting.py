@@ -1,18 +1,24 @@
+"""reporting/: the published figures' parser, the leaderboard, the plots and the README tables."""
 from __future__ import annotations
 
 import csv
 import json
+import re
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
+from scipy import stats
 
-from naslib_plugins.reporting.published import parse_anchors
+from naslib_plugins.cli import main
+from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.evaluation.correlation import correlations
 from naslib_plugins.reporting.leaderboard import build_leaderboard, fmt, seed_list
 from naslib_plugins.reporting.plots import nasi_agnostic_plot, scatter_plots, spearman_bars
-from naslib_plugins.cli import main
-from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.reporting.published import parse_anchors
+from naslib_plugins.reporting.tables import build_tables
 
 # the real file's layout, cut down: intro with the optimum, ZiCo table and its prose, Suite-Zero, search
 ANCHORS = """# Published figures to compare against (facts with their sources)
@@ -51,7 +57,7 @@ Source: RoBoT (ICLR 2024) Table 2 (1080Ti GPU-seconds) unless noted.
 
 def _correlation_run(folder: Path, space: str, dataset: str, scores: dict[str, list], truth: list,
                      failed: dict[str, int] | None = None) -> dict:
-    """A correlation.json + scores.csv as benchmarks/run.py writes them; failed[name] = index of a failure."""
+    """A correlation.json + scores.csv as evaluation/correlate.py writes them; failed[name] = index of a failure."""
     folder.mkdir(parents=True)
     hashes = [f"({i}, 1)" for i in range(len(truth))]
     valid = {n: [None if (failed or {}).get(n) == i else v for i, v in enumerate(s)] for n, s in scores.items()}
@@ -295,3 +301,203 @@ def test_cli_default_anchors_beside_the_data(tree, monkeypatch, capsys):
 
 def test_seed_list():
     assert (seed_list([0, 1, 2, 3, 4]), seed_list([0, 2, 5]), seed_list([3])) == ("0-4", "0, 2, 5", "3")
+
+
+# README tables (reporting/tables.py) from a manifest
+MANIFEST = {
+    "tables": {
+        "nb201": {"kind": "correlation", "title": "NB201", "runs": {"cifar10": "nb201/c10", "cifar100": "nb201/c100"},
+                  "targets": {"cifar10": {"zico": 0.5, "nasi": 0.99}}},
+        "summary": {"kind": "correlation-summary", "runs": {"cifar10": "nb201/c10"}, "caption": "{n_archs} archs."},
+        "spaces": {"kind": "suite-zero", "runs": ["spaces/*"], "gap": 0.1},
+        "spaces-summary": {"kind": "suite-zero-summary", "runs": ["spaces/*"], "gap": 0.1},
+        "searches": {"kind": "searches", "runs": ["search/*"], "datasets": ["cifar10", "cifar100"]},
+    },
+    "page": {"file": "README.md", "contents": [{"text": "# Results\n\nIntro."}, {"table": "nb201"},
+                                               {"table": "spaces"}, {"text": "### Searches"}, {"table": "searches"}]},
+    "readme": {"file": "../README.md", "blocks": {"summary": "summary", "spaces": "spaces-summary"}},
+}
+README = ("# Top\n\n<!-- summary:start -->\nold\n<!-- summary:end -->\n\ntext\n"
+          "<!-- spaces:start -->\n<!-- spaces:end -->\n")
+
+
+@pytest.fixture
+def tables_tree(tree: Path, monkeypatch) -> Path:
+    """`tree` plus two NB101 runs with params, a README with blocks and a manifest; returns the manifest.
+    No NASLib zc files: their columns stay empty."""
+    monkeypatch.delenv("NASLIB_PLUGINS_DATA", raising=False)
+    rng = np.random.default_rng(2)
+    truth = list(rng.uniform(80, 94, size=25))
+    params = list(rng.uniform(0.1, 2, size=25))
+    for task, noise in (("cifar10", 0.2), ("other", 2.0)):
+        _correlation_run(tree / "spaces" / f"correlate_{task}", "nasbench101", task,
+                         {"nwot": [p + rng.normal(0, noise) for p in params], "params": params}, truth)
+    (tree.parent / "README.md").write_text(README)
+    (tree / "tables.yaml").write_text(yaml.safe_dump(MANIFEST, sort_keys=False))
+    return tree / "tables.yaml"
+
+
+def _scores(folder: Path, name: str) -> list[float]:
+    with open(folder / "scores.csv", newline="") as f:
+        return [float(r[name]) for r in csv.DictReader(f)]
+
+
+def test_tables_page_and_readme_blocks(tables_tree):
+    results = tables_tree.parent
+    written = build_tables(tables_tree, results.parent / "anchors.md")
+    assert written == [str(results / "README.md"), f"{results.parent / 'README.md'} (blocks summary, spaces)"]
+    page = (results / "README.md").read_text()
+    assert page.startswith("# Results\n\nIntro.\n\n### NB201 cifar10: 30 archs, seed 0, test_accuracy\n")
+    c10 = json.loads((results / "nb201" / "c10" / "correlation.json").read_text())["predictors"]
+    z, n = c10["zico"], c10["nasi"]
+    met = " met" if z["spearman"] >= 0.5 else " **missed**"
+    assert (f"| zico | {z['kendall']:.3f} | {z['spearman']:.3f} | {z['top10_precision']:.3f} | 30/0 | 0.250 "
+            f"| >= 0.50{met} | 0.61/0.80 |  |") in page  # the ZiCo paper's K/S beside ours, no Suite-Zero figure
+    assert f"| nasi | {n['kendall']:.3f} | {n['spearman']:.3f} | {n['top10_precision']:.3f} | 29/1 |" in page
+    assert "| >= 0.99 **missed** |" in page
+    assert "### NB201 cifar100: not run yet" in page  # a run the manifest names that is not there
+    # NB101 beside Suite-Zero's nwot .31; how much nwot follows params, from the scores
+    nb101 = json.loads((results / "spaces" / "correlate_cifar10" / "correlation.json").read_text())["predictors"]
+    s = nb101["nwot"]["spearman"]
+    size = stats.spearmanr(*(_scores(results / "spaces" / "correlate_cifar10", c) for c in ("nwot", "params")))
+    gap = f"{s - 0.31:+.2f}" + (" **>0.1**" if abs(s - 0.31) > 0.1 else "")
+    assert (f"| nwot | {s:.3f} | {nb101['nwot']['kendall']:.3f} | 25/0 | 0.250 | 0.310 | {gap} |  |  "
+            f"| {size.statistic:.3f} |  |  |") in page
+    assert "NASLib recorded S (0 archs of its zc file)" in page and "### nasbench101 other (" in page
+    # searches: the published protocol's settings unsaid, the transfer marked, the published figure beside
+    assert ("| nasi | steps=100, mu=1.0, nu=adaptive, batch_size=64 | 93.50 +- 0.50 (n=2) / NASI paper Table 4: "
+            "93.08 +- 0.24 | 70.00 +- 0.50 (n=2, found on C10) / NASI paper Table 4: 69.51 +- 0.59 | 10 / 20 |") in page
+    assert "| nasi | steps=100, mu=1.0, nu=adaptive, batch_size=64, labels=random | 90.00 (n=1) |  | 10 / 20 |" in page
+    assert page.endswith(" | 10 / 20 |\n")
+    readme = (results.parent / "README.md").read_text()
+    assert readme.startswith("# Top\n\n<!-- summary:start -->\n30 archs.\n\n| predictor | cifar10 | s/arch (C10) |")
+    assert f"| zico | {z['spearman']:.3f} / {z['kendall']:.3f} | 0.250 |\n| nasi | " in readme
+    assert " | 0.250 |\n<!-- summary:end -->\n\ntext\n" in readme
+    assert "`nasbench101` (2 run(s)):\n\n| predictor | cifar10 | other | s/arch |" in readme
+    assert readme.endswith("| params | " + " | ".join(
+        fmt(json.loads((results / "spaces" / f"correlate_{t}" / "correlation.json").read_text())
+            ["predictors"]["params"]["spearman"]) for t in ("cifar10", "other")) + " | 0.250 |\n<!-- spaces:end -->\n")
+
+
+def test_tables_skip_a_damaged_run_with_a_warning(tables_tree):
+    results = tables_tree.parent
+    broken = results / "spaces" / "correlate_broken"
+    broken.mkdir()
+    (broken / "correlation.json").write_text('{"space": "nasbench101", "dat')
+    no_scores = results / "spaces" / "correlate_other" / "scores.csv"
+    no_scores.unlink()
+    with pytest.warns(UserWarning) as caught:
+        build_tables(tables_tree, results.parent / "anchors.md")
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2  # once each, though two tables read them
+    assert messages[0].startswith(f"{broken / 'correlation.json'}: truncated or invalid JSON")
+    assert messages[1] == f"{no_scores}: No such file or directory; run skipped"
+    page = (results / "README.md").read_text()
+    assert "### nasbench101 cifar10 (" in page and "broken" not in page and "nasbench101 other" not in page
+    # the summary reads no scores.csv: the run without one is still there
+    assert "`nasbench101` (2 run(s)):" in (results.parent / "README.md").read_text()
+
+
+def _agreement_run(folder: Path, seed: int, ours: dict[str, list], theirs: dict[str, list], data: str) -> None:
+    folder.mkdir(parents=True)
+    n = len(next(iter(ours.values())))
+    predictors = {name: {**correlations(ours[name], theirs[name]), "exact": sum(
+        float(a) == float(b) for a, b in zip(ours[name], theirs[name]))} for name in ours}
+    (folder / "agreement.json").write_text(json.dumps({
+        "space": "nasbench201", "dataset": "cifar10", "n_archs": n, "seed": seed, "zc_file": "zc.json", "data": data,
+        "command": f"naslib-plugins naslib-agreement --seed {seed}", "predictors": predictors}))
+    with open(folder / "scores.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["hash", "arch_str", *(c for name in ours for c in (name, f"{name}_naslib"))])
+        for i in range(n):
+            w.writerow([f"({i}, 1)", f"arch{i}", *(v for name in ours for v in (ours[name][i], theirs[name][i]))])
+
+
+def test_tables_agreement_and_input_checks(tmp_path):
+    rng = np.random.default_rng(3)
+    params, snip, truth = (list(rng.uniform(0, 1, size=20)) for _ in range(3))
+    snip0, snip1 = ([s + rng.normal(0, 0.3) for s in snip] for _ in range(2))
+    results = tmp_path / "results"
+    _agreement_run(results / "agree", 0, {"params": params, "snip": snip0}, {"params": params, "snip": snip}, "real")
+    _agreement_run(results / "agree_seed1", 1, {"snip": snip1}, {"snip": snip}, "CIFAR-10 resized to 64x64, batch 8")
+    for labels, scores in (("true", snip0), ("random", snip1)):
+        _correlation_run(results / f"labels_{labels}", "nasbench201", "cifar10", {"snip": scores, "params": params},
+                         truth)
+    (tmp_path / "anchors.md").write_text(ANCHORS)
+    (results / "tables.yaml").write_text(yaml.safe_dump({
+        "tables": {
+            "agreement": {"kind": "naslib-agreement", "run": "agree", "noise_run": "agree_seed1", "exact": ["params"],
+                          "caption": "Why."},
+            "resolution": {"kind": "resolution", "runs": ["agree*"]},
+            "labels": {"kind": "labels", "true_labels": "labels_true", "random_labels": "labels_random",
+                       "caption": "{n_shared} cells: {commands}"}},
+        "page": {"file": "README.md", "contents": [{"table": "agreement"}, {"table": "resolution"},
+                                                   {"table": "labels"}]}}))
+    build_tables(results / "tables.yaml", tmp_path / "anchors.md")
+    page = (results / "README.md").read_text()
+    assert page.startswith("### Agreement with NASLib's recorded scores (zc.json, cifar10, 20 archs)\n\nData: real. "
+                           "Command: `naslib-plugins naslib-agreement --seed 0`\n\nWhy.\n\n")
+    assert "| params | 1.000 | 1.000 | 20/20 |" in page and "| n/a (random init) |" in page
+    rhos = [stats.spearmanr(x, y).statistic for x, y in
+            ((snip0, snip1), (snip, snip1), (snip, stats.rankdata(snip0) + stats.rankdata(snip1)))]
+    assert "| predictor | ours seed 0 vs ours seed 1 | NASLib vs ours seed 1 | NASLib vs mean rank of our 2 seeds |" \
+        in page
+    assert "| snip | " + " | ".join(f"{v:.3f}" for v in rhos) + " |" in page
+    assert "| nasbench201 | cifar10 | 20 | native | params |" in page and "| 64x64 | snip |" in page
+    assert "20 cells: `naslib-plugins correlate ...` and `naslib-plugins correlate ...`" in page
+    same = stats.spearmanr(snip0, snip1).statistic
+    assert f" / {fmt(stats.spearmanr(snip1, params).statistic)} | {same:.3f} |" in page
+    assert "| params |" not in page.split("20 cells")[1]  # size against itself says nothing
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: m["tables"]["nb201"].update(colour="red"),
+     r"tables.yaml: tables.nb201 \(correlation\): unknown key 'colour' \(known: kind, title, runs, targets\)"),
+    (lambda m: m.update(pages={}), "tables.yaml: unknown key 'pages' \\(known: tables, page, readme\\)"),
+    (lambda m: m["tables"]["nb201"].update(kind="bars"), "tables.nb201: 'kind' must be one of correlation, "),
+    (lambda m: m["tables"]["nb201"].pop("title"), r"tables.nb201 \(correlation\): missing title"),
+    (lambda m: m["tables"]["nb201"].update(runs="nb201/c10"),
+     "tables.nb201.runs: expected dict\\[str, str\\], got 'nb201/c10'"),
+    (lambda m: m["tables"]["spaces"].update(gap="big"), "tables.spaces.gap: expected <class 'float'>, got 'big'"),
+    (lambda m: m["page"]["contents"].append({"table": "nope"}), r"page.contents\[5\]: no table 'nope'"),
+    (lambda m: m["page"]["contents"].append({"txt": "x"}), r"page.contents\[5\]: expected \{text: MARKDOWN\}"),
+    (lambda m: m["readme"]["blocks"].update(other="summary"), "README.md: no block <!-- other:start -->"),
+    (lambda m: m["tables"]["summary"].update(caption="{n} archs"), r"unknown field 'n' \(offered: \{n_archs\}\)"),
+])
+def test_tables_manifest_errors_are_one_line(tables_tree, capsys, change, message):
+    manifest = yaml.safe_load(tables_tree.read_text())
+    change(manifest)
+    tables_tree.write_text(yaml.safe_dump(manifest))
+    anchors = tables_tree.parent.parent / "anchors.md"
+    assert main(["tables", str(tables_tree), "--anchors", str(anchors)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("naslib-plugins: error: ")
+    assert re.search(message, err[0]), err[0]
+    assert not (tables_tree.parent / "README.md").exists()  # nothing written
+    assert (tables_tree.parent.parent / "README.md").read_text() == README
+
+
+def test_cli_tables(tables_tree, capsys, monkeypatch):
+    results = tables_tree.parent
+    assert main(["tables", str(tables_tree)]) == 2
+    assert "pass --anchors PATH" in capsys.readouterr().err
+    (results / "spaces" / "correlate_other" / "correlation.json").write_text("[]")
+    data = results.parent / "benchdata"
+    data.mkdir()
+    monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(data))  # anchors.md beside it
+    assert main(["tables", str(tables_tree)]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"wrote {results / 'README.md'}; {results.parent / 'README.md'} (blocks summary, spaces)\n"
+    assert err == (f"naslib-plugins: warning: {results / 'spaces' / 'correlate_other' / 'correlation.json'}: "
+                   "expected a JSON object, got list; run skipped\n")
+
+
+def test_committed_tables_are_what_the_manifest_makes(shared_data, tmp_path, monkeypatch):
+    """results/README.md and README.md's blocks, made again from the committed runs and NASLib's zc files."""
+    repo = Path(__file__).resolve().parents[1]
+    shutil.copytree(repo / "results", tmp_path / "results")
+    shutil.copy(repo / "README.md", tmp_path / "README.md")
+    monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(shared_data))
+    build_tables(tmp_path / "results" / "tables.yaml", shared_data.parent / "anchors.md")
+    assert (tmp_path / "results" / "README.md").read_text() == (repo / "results" / "README.md").read_text()
+    assert (tmp_path / "README.md").read_text() == (repo / "README.md").read_text()

@@ -70,6 +70,7 @@ def test_enumeration_sampling_mutation_neighbours():
     assert [space.sample(np.random.default_rng(5)) for _ in range(2)] == [space.sample(np.random.default_rng(5))] * 2
 
 
+@pytest.mark.slow
 def test_parameter_counts_equal_naslib_for_every_zc_arch(shared_data):
     """Fidelity bar: NASLib's recorded `params` (millions) for all 3 datasets."""
     with open(shared_data / "nasbench201" / "original" / "zc_nasbench201.json") as f:
@@ -86,7 +87,7 @@ def test_parameter_counts_equal_naslib_for_every_zc_arch(shared_data):
 
 def test_model_shapes_and_unknown_dataset():
     x = torch.randn(2, 3, 16, 16)
-    out = space.build_model(BEST, "ImageNet16-120", C=4, N=1)(x)
+    out = space.build_model(BEST, "ImageNet16-120", {"C": 4, "N": 1})(x)
     assert out.shape == (2, 120)
     with pytest.raises(UserError, match="unknown dataset"):
         space.build_model(BEST, "mnist")

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import torch
 
-from naslib_plugins.evaluation.ground_truth import METRICS, GroundTruth, _number
 from naslib_plugins.data.tasks import tnb_metric
 from naslib_plugins.errors import ArchitectureError, BenchmarkFileError, UserError
+from naslib_plugins.evaluation.ground_truth import METRICS, GroundTruth, finite_value
 from naslib_plugins.spaces.base import SearchSpace
 
 
@@ -107,8 +107,8 @@ def _value(series: list | tuple, mode: str, path: Path, where: str) -> float:
     for value in (series[-1:] if mode == "final" else series):
         if isinstance(value, torch.Tensor) and value.numel() == 1:
             value = value.item()
-        numbers.append(_number(value, path, where))
+        numbers.append(finite_value(value, path, where))
     return max(numbers)
 
 
-__all__ = ["read_tnb_pth", "load_tnb_database"]
+READERS = {".pth": read_tnb_pth}

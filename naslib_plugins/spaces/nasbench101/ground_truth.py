@@ -14,12 +14,13 @@ values are such draws. We take the mean over repeats (or one repeat, if asked) t
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from naslib_plugins.evaluation.ground_truth import METRICS, GroundTruth
 from naslib_plugins.data.safe_pickle import safe_load
 from naslib_plugins.errors import ArchitectureError, BenchmarkFileError, UserError
+from naslib_plugins.evaluation.ground_truth import PICKLE_SUFFIXES, GroundTruth, check_query
 from naslib_plugins.spaces.base import SearchSpace
 
 EPOCHS = 108
@@ -79,9 +80,7 @@ def read_nb101_pickle(
     path = Path(path)
     if space.name != "nasbench101":
         raise UserError(f"{path}: an NB101 pickle needs the nasbench101 space, not {space.name!r}")
-    dataset = space.check_dataset(dataset)
-    if metric not in METRICS:
-        raise UserError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}")
+    dataset = check_query(space, dataset, metric)
     data = safe_load(path)
     if not isinstance(data, dict):
         raise BenchmarkFileError(f"{path}: expected a dict keyed by NB101 module hash")
@@ -101,4 +100,4 @@ def read_nb101_pickle(
     return gt
 
 
-__all__ = ["read_nb101_pickle"]
+READERS = dict.fromkeys(PICKLE_SUFFIXES, read_nb101_pickle)

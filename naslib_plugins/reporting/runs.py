@@ -1,0 +1,106 @@
+"""Readers of the run outputs under results/: correlation.json (evaluation/correlate.py), search.json
+(evaluation/search_run.py), agreement.json and the runs' scores.csv, each validated, a damaged
+file a BenchmarkFileError naming it."""
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from naslib_plugins.errors import BenchmarkFileError
+
+CORRELATION_KEYS = ("space", "dataset", "n_archs", "seed", "metric", "predictors")
+PREDICTOR_KEYS = ("kendall", "spearman", "top10_precision", "n_valid", "n_failed", "seconds_per_arch")
+SEARCH_KEYS = ("optimizer", "space", "dataset", "config", "runs", "mean_test_accuracy", "std_test_accuracy",
+               "mean_search_seconds")
+RUN_KEYS = ("seed", "test_accuracy", "search_seconds")
+AGREEMENT_KEYS = ("space", "dataset", "n_archs", "seed", "zc_file", "predictors")
+AGREED_KEYS = ("kendall", "spearman", "exact")
+
+
+def read_json(path: Path, keys: tuple[str, ...]) -> dict:
+    """A results JSON object holding `keys`, or a BenchmarkFileError naming the file."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise BenchmarkFileError(f"{path}: {e.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BenchmarkFileError(f"{path}: truncated or invalid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise BenchmarkFileError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    missing = [k for k in keys if k not in data]
+    if missing:
+        raise BenchmarkFileError(f"{path}: missing {', '.join(missing)}")
+    return data
+
+
+def _require(path: Path, items: Iterable[tuple[str, object]], keys: tuple[str, ...]) -> None:
+    """Every (label, item) an object holding `keys`, or a BenchmarkFileError naming the first that is not."""
+    for label, item in items:
+        missing = [k for k in keys if not isinstance(item, dict) or k not in item]
+        if missing:
+            raise BenchmarkFileError(f"{path}: {label} lacks {', '.join(missing)}")
+
+
+def _predictors(path: Path, data: dict, keys: tuple[str, ...]) -> dict:
+    if not isinstance(data["predictors"], dict):
+        raise BenchmarkFileError(f"{path}: 'predictors' must map names to results")
+    _require(path, ((f"predictor {name!r}", c) for name, c in data["predictors"].items()), keys)
+    return data
+
+
+def read_correlation(path: Path) -> dict:
+    """A correlation.json with every predictor's results."""
+    return _predictors(path, read_json(path, CORRELATION_KEYS), PREDICTOR_KEYS)
+
+
+def read_agreement(path: Path) -> dict:
+    """An agreement.json (naslib-agreement) with every predictor's results."""
+    return _predictors(path, read_json(path, AGREEMENT_KEYS), AGREED_KEYS)
+
+
+def read_search(path: Path) -> dict:
+    """A search.json with every seed's run."""
+    data = read_json(path, SEARCH_KEYS)
+    _require(path, (("a run", run) for run in data["runs"]), RUN_KEYS)
+    return data
+
+
+def correlation_runs(results_dir: Path) -> list[tuple[Path, dict]]:
+    """Every correlation.json below results_dir, validated, in path order."""
+    return [(path, read_correlation(path)) for path in sorted(Path(results_dir).rglob("correlation.json"))]
+
+
+def search_runs(results_dir: Path) -> list[tuple[Path, dict]]:
+    """Every search.json below results_dir, validated, in path order."""
+    return [(path, read_search(path)) for path in sorted(Path(results_dir).rglob("search.json"))]
+
+
+def read_scores(run_dir: Path, names: list[str]) -> dict[str, dict[str, float]]:
+    """{hash: {column: value}} from a run's scores.csv, for the named columns; a predictor's score
+    only where its status is ok (a run without status columns counts every value), so failed
+    architectures drop out."""
+    path = Path(run_dir) / "scores.csv"
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            columns = reader.fieldnames or []
+            missing = [c for c in ["hash", *names] if c not in columns]
+            if missing:
+                raise BenchmarkFileError(f"{path}: missing columns {', '.join(missing)}")
+            rows = list(reader)
+    except OSError as e:
+        raise BenchmarkFileError(f"{path}: {e.strerror}") from None
+    out = {}
+    for line, row in enumerate(rows, start=2):
+        values = {}
+        for name in names:
+            if row.get(f"{name}_status", "ok") != "ok" or row[name] in ("", None):
+                continue
+            try:
+                values[name] = float(row[name])
+            except ValueError:
+                raise BenchmarkFileError(f"{path} line {line}: {name} is not a number: {row[name]!r}") from None
+        out[row["hash"]] = values
+    return out

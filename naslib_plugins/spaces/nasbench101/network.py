@@ -1,0 +1,111 @@
+"""NAS-Bench-101's network: a stem, stacks of one pruned cell with max-pools between them."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from naslib_plugins.spaces.nasbench101.encoding import CONV3X3, MAXPOOL3X3
+
+
+def vertex_channels(matrix: np.ndarray, c_in: int, c_out: int) -> list[int]:
+    """NB101's channel rule for a pruned cell: the output concatenates the vertices feeding it,
+    so they split c_out evenly (the first ones in vertex order take one extra channel each when
+    it does not divide); any other interior vertex gets the most channels of its successors."""
+    n = len(matrix)
+    channels = [c_in] + [0] * (n - 2) + [c_out]
+    feeders = [v for v in range(1, n - 1) if matrix[v, n - 1]]
+    if not feeders:  # input -> output only
+        return channels
+    base, extra = divmod(c_out, len(feeders))
+    for i, v in enumerate(feeders):
+        channels[v] = base + (1 if i < extra else 0)
+    for v in range(n - 2, 0, -1):
+        if not matrix[v, n - 1]:
+            channels[v] = max(channels[w] for w in range(v + 1, n - 1) if matrix[v, w])
+    return channels
+
+
+class ConvBnRelu(nn.Sequential):
+    def __init__(self, c_in: int, c_out: int, kernel: int):
+        super().__init__(
+            nn.Conv2d(c_in, c_out, kernel, padding=kernel // 2, bias=False),
+            nn.BatchNorm2d(c_out),
+            nn.ReLU(inplace=False),
+        )
+
+
+class Cell(nn.Module):
+    """One NB101 cell. Interior vertex v sums its interior predecessors (cut to its channel
+    count; they have at most one more) and a 1x1 projection of the cell input if wired to it,
+    then applies its op. The output concatenates the interior vertices feeding it and adds a
+    projection of the cell input when input->output is an edge."""
+
+    def __init__(self, matrix: np.ndarray, ops: Sequence[str], c_in: int, c_out: int):
+        super().__init__()
+        n = len(ops)
+        self.n = n
+        self.channels = vertex_channels(matrix, c_in, c_out)
+        self.preds = [[u for u in range(1, v) if matrix[u, v]] for v in range(n)]
+        self.to_output = [v for v in range(1, n - 1) if matrix[v, n - 1]]
+        self.vertex_ops = nn.ModuleDict()
+        for v in range(1, n - 1):
+            c = self.channels[v]
+            if ops[v] == MAXPOOL3X3:
+                self.vertex_ops[str(v)] = nn.MaxPool2d(3, stride=1, padding=1)
+            else:
+                self.vertex_ops[str(v)] = ConvBnRelu(c, c, 3 if ops[v] == CONV3X3 else 1)
+        self.projections = nn.ModuleDict(
+            {str(v): ConvBnRelu(c_in, self.channels[v], 1) for v in range(1, n) if matrix[0, v]}
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n = self.n
+        states: list[torch.Tensor] = [x]
+        for v in range(1, n - 1):
+            c = self.channels[v]
+            inputs = [states[u][:, :c] for u in self.preds[v]]
+            if str(v) in self.projections:
+                inputs.append(self.projections[str(v)](x))
+            total = inputs[0]
+            for t in inputs[1:]:
+                total = total + t
+            states.append(self.vertex_ops[str(v)](total))
+        projected = self.projections[str(n - 1)](x) if str(n - 1) in self.projections else None
+        if not self.to_output:  # input -> output is the only edge
+            return projected
+        out = torch.cat([states[v] for v in self.to_output], 1)
+        return out if projected is None else out + projected
+
+
+class NB101Network(nn.Module):
+    """NB101's macro skeleton: 3x3 stem conv, stacks of cells with channels doubling and a 2x2
+    max-pool between stacks, global average pool, linear classifier."""
+
+    def __init__(
+        self,
+        matrix: np.ndarray,
+        ops: Sequence[str],
+        num_classes: int = 10,
+        stem_channels: int = 128,
+        num_stacks: int = 3,
+        num_cells: int = 3,
+    ):
+        super().__init__()
+        self.stem = ConvBnRelu(3, stem_channels, 3)
+        layers: list[nn.Module] = []
+        c_in = c_out = stem_channels
+        for stack in range(num_stacks):
+            if stack > 0:
+                layers.append(nn.MaxPool2d(2, stride=2))
+                c_out *= 2
+            for _ in range(num_cells):
+                layers.append(Cell(matrix, ops, c_in, c_out))
+                c_in = c_out
+        self.cells = nn.Sequential(*layers)
+        self.classifier = nn.Linear(c_out, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.classifier(self.cells(self.stem(x)).mean(dim=(2, 3)))

@@ -1,0 +1,68 @@
+"""NAS-Bench-201 (Dong & Yang, ICLR 2020) with NASLib's encodings (see encoding.py)."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch.nn as nn
+
+from naslib_plugins.data.datasets import dataset_info
+from naslib_plugins.errors import ArchitectureError
+from naslib_plugins.spaces.base import CategoricalSpace
+from naslib_plugins.spaces.nasbench201.encoding import (
+    NUM_EDGES,
+    NUM_OPS,
+    Arch,
+    check_indices,
+    op_indices_to_str,
+    str_to_op_indices,
+)
+from naslib_plugins.spaces.nasbench201.ground_truth import READERS
+from naslib_plugins.spaces.nasbench201.network import NB201Network
+from naslib_plugins.spaces.nasbench201.supernet import NB201Supernet
+from naslib_plugins.spaces.supernet import Supernet
+
+
+class NasBench201Space(CategoricalSpace):
+    name = "nasbench201"
+    datasets = ("cifar10", "cifar100", "ImageNet16-120")
+    default_size = {"C": 16, "N": 5}  # width, cells per stage
+    # NASI's and Zero-Cost-PT's: one supernet serves both (one-hot or soft weights)
+    supernets = {"nasi": NB201Supernet, "mixed": NB201Supernet}
+    supernet_size = {"channels": 16, "cells": 5}
+    benchmark_readers = READERS
+    benchmark_file = Path("nasbench201") / "nb201_all_15625.csv"
+    zc_file = Path("nasbench201") / "original" / "zc_nasbench201.json"
+    sizes = (NUM_OPS,) * NUM_EDGES
+    _check = staticmethod(check_indices)
+
+    def _from_text(self, text: str, original: Any) -> Arch:
+        if text.startswith("|"):
+            return str_to_op_indices(text)
+        if text.isdigit():
+            return check_indices([int(c) for c in text], original)
+        raise ArchitectureError(
+            f"unreadable nasbench201 architecture {original!r}: expected an NB201 string "
+            "'|op~0|+|op~0|op~1|+|op~0|op~1|op~2|' or 6 op indices"
+        )
+
+    def to_string(self, arch: Any) -> str:
+        return op_indices_to_str(self.parse(arch))
+
+    def sample(self, rng: np.random.Generator) -> Arch:
+        return tuple(int(i) for i in rng.integers(0, NUM_OPS, size=NUM_EDGES))
+
+    def build_model(self, arch: Any, dataset: str, size: Mapping[str, int | None] | None = None) -> nn.Module:
+        info = dataset_info(self.check_dataset(dataset))
+        return NB201Network(self.parse(arch), num_classes=info.num_classes, **self.size(size))
+
+    def naslib_spec(self, arch: Any) -> list[int]:
+        return list(arch)  # NASLib's setter takes the list its own sampler makes
+
+    def _build_supernet(self, supernet: type[Supernet], dataset: str, size: dict[str, int]) -> Supernet:
+        return supernet(dataset_info(dataset).num_classes, C=size["channels"], N=size["cells"])
+
+    def _build_standalone(self, arch: Any, dataset: str, size: dict[str, int]) -> nn.Module:
+        return self.build_model(arch, dataset, {"C": size["channels"], "N": size["cells"]})
