@@ -11,6 +11,7 @@ import sys
 import typing
 from pathlib import Path
 
+from naslib_plugins.device import environment, resolve_device
 from naslib_plugins.errors import UserError
 
 if typing.TYPE_CHECKING:  # for annotations only; the commands import what they use when they run
@@ -62,7 +63,8 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     result = run_correlation(space, dataset, truth, names, batches, None if args.all else args.n_archs,
                              args.seed, Path(args.out), workers=args.workers, resume=not args.restart,
                              command="naslib-plugins " + shlex.join(sys.argv[1:]),
-                             scores_from=[Path(p) for p in args.scores_from or []], predictor_options=options)
+                             scores_from=[Path(p) for p in args.scores_from or []], predictor_options=options,
+                             device=resolve_device(args.device))
     print(correlation_table(result))
     return 0
 
@@ -90,10 +92,11 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     settings = {"space": space.name, "dataset": dataset, "predictors": names, "seed": args.seed,
                 **batches.settings(), "keys": len(keys), "benchmark": Path(args.zc_file).name,
                 "metric": "naslib-scores"}
+    device = resolve_device(args.device)
     records = score_keys(space, keys, dataset, names, batches, args.seed, out / "scores.jsonl", settings,
-                         workers=args.workers, resume=not args.restart, desc=f"agreement {dataset}")
+                         workers=args.workers, resume=not args.restart, desc=f"agreement {dataset}", device=device)
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": args.seed,
-              "zc_file": Path(args.zc_file).name, "data": batches.describe(),
+              "zc_file": Path(args.zc_file).name, "data": batches.describe(), "environment": environment(device),
               "command": "naslib-plugins " + shlex.join(sys.argv[1:]), "predictors": {}}
     lines = [f"Agreement with NASLib's recorded scores, {space.name}/{dataset}, {len(keys)} architectures",
              "", "| predictor | Spearman | Kendall | exact (rel. 1e-6) | max abs diff |", "|---|---|---|---|---|"]
@@ -181,7 +184,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     size = _model_options(args.model_option)
     space.size(size)  # an unknown option or a bad value fails here, not in a worker
     batches = _batches(args, dataset)
-    job = ScoringJob(space, dataset, predictors, batches, args.seed, size)
+    job = ScoringJob(space, dataset, predictors, batches, args.seed, size, str(resolve_device(args.device)))
     if not args.out:
         for record in score_stream(job, archs, workers=args.workers, backend=args.backend, address=args.address):
             print(json.dumps(record, sort_keys=True), flush=True)
@@ -224,7 +227,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     result = run_search(optimizer, space, dataset, seeds,
                         lambda seed: _batches(argparse.Namespace(**vars(args), seed=seed), dataset),
                         Path(args.out), benchmark, resume=not args.restart,
-                        command="naslib-plugins " + shlex.join(sys.argv[1:]))
+                        command="naslib-plugins " + shlex.join(sys.argv[1:]), device=resolve_device(args.device))
     for run in result["runs"]:
         acc = "n/a" if run["test_accuracy"] is None else f"{run['test_accuracy']:.2f}"
         print(f"seed {run['seed']}: {run['arch_str']}  test accuracy {acc}  {run['search_seconds']:.1f} s")
@@ -246,7 +249,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     options = _given(args, ("n_archs", "seeds", "budget", "steps", "batch_size"))
     if "seeds" in options:
         options["seeds"] = tuple(parse_seeds(options["seeds"]))
-    run_demo(Path(args.out), command="naslib-plugins " + shlex.join(sys.argv[1:]), **options)
+    run_demo(Path(args.out), command="naslib-plugins " + shlex.join(sys.argv[1:]), device=resolve_device(args.device),
+             **options)
     return 0
 
 
@@ -330,8 +334,16 @@ def _add_batch_args(p: argparse.ArgumentParser) -> None:
                    "in $NASLIB_PLUGINS_DATA")
 
 
+def _add_device_arg(p: argparse.ArgumentParser) -> None:
+    from naslib_plugins.device import DEVICE_CHOICES
+
+    p.add_argument("--device", default="auto", help=f"{DEVICE_CHOICES}: where models and batches run; auto is the "
+                   "first CUDA device, else the CPU (default: auto)")
+
+
 def _add_data_args(p: argparse.ArgumentParser) -> None:
     _add_batch_args(p)
+    _add_device_arg(p)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=1, help="processes (one torch thread each)")
     p.add_argument("--restart", action="store_true", help="ignore an existing scores.jsonl instead of resuming")
@@ -472,6 +484,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="a YAML file of these options (command-line flags override it)")
     _add_optimizer_args(p)
     _add_batch_args(p)  # --batch-size is NASI's b; --labels random / --data gaussian its agnostic modes
+    _add_device_arg(p)
     p.add_argument("--restart", action="store_true", help="ignore an existing runs.jsonl instead of resuming")
     p.set_defaults(func=cmd_search)
 
@@ -483,6 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="architectures scored per zero-shot search " + _default(run_demo, "budget"))
     p.add_argument("--steps", type=int, help="NASI's T " + _default(run_demo, "steps"))
     p.add_argument("--batch-size", type=int, help=_default(run_demo, "batch_size"))
+    _add_device_arg(p)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("leaderboard", help="LEADERBOARD.md/.csv/.json and plots from every run under a folder")

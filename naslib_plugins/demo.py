@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from naslib_plugins.data.digits import DigitsBatches
+from naslib_plugins.device import CPU
 from naslib_plugins.errors import BenchmarkFileError
 from naslib_plugins.evaluation.correlate import correlation_table, run_correlation
 from naslib_plugins.evaluation.ground_truth import load_ground_truth
@@ -42,7 +43,8 @@ def searches(budget: int, steps: int) -> dict[str, object]:
 
 
 def run_demo(out: Path, n_archs: int = 300, seeds: tuple[int, ...] = (0, 1, 2), budget: int = 100,
-             steps: int = 100, batch_size: int = 64, command: str = "naslib-plugins demo") -> dict:
+             steps: int = 100, batch_size: int = 64, command: str = "naslib-plugins demo",
+             device: torch.device = CPU) -> dict:
     if not TABLE.is_file():
         raise BenchmarkFileError(f"the packaged digits table is missing: {TABLE} (reinstall the package, or "
                                  "make it with `python scripts/make_digits_benchmark.py`)")
@@ -54,13 +56,13 @@ def run_demo(out: Path, n_archs: int = 300, seeds: tuple[int, ...] = (0, 1, 2), 
     print(f"demo: {space.name} ({len(truth)} architectures, test accuracy after the recipe in {TABLE.name}); "
           f"data: {batches.describe()}", file=sys.stderr)
     correlation = run_correlation(space, DATASET, truth, names, batches, n_archs, seeds[0], out / "correlate",
-                                  command=command)
+                                  command=command, device=device)
     print(correlation_table(correlation))
     found = {}
     for folder, optimizer in searches(budget, steps).items():
         result = run_search(optimizer, space, DATASET, list(seeds),
                             lambda seed: DigitsBatches(batch_size=batch_size, seed=seed),
-                            out / f"search_{folder}", TABLE, command=command)
+                            out / f"search_{folder}", TABLE, command=command, device=device)
         found[folder] = result
     best = max(truth.values.values())
     mean = sum(truth.values.values()) / len(truth)

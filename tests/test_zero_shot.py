@@ -14,6 +14,7 @@ from naslib_plugins.cli import main
 from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.ground_truth import load_ground_truth
+from naslib_plugins.evaluation.scoring import ScoringJob
 from naslib_plugins.predictors import Predictor, get_predictor
 from naslib_plugins.search import OPTIMIZERS, zero_shot
 from naslib_plugins.spaces import get_space
@@ -23,14 +24,14 @@ from naslib_plugins.spaces import get_space
 def counted(monkeypatch):
     """Count real predictor calls per architecture hash, and make `params` the fitness (exact, fast)."""
     calls: dict[str, int] = {}
-    real = zero_shot.score_architecture
+    real = ScoringJob.score
 
-    def spy(space, arch, *args, **kwargs):
-        key = space.hash(arch)
+    def spy(job, arch):
+        key = job.space.hash(arch)
         calls[key] = calls.get(key, 0) + 1
-        return real(space, arch, *args, **kwargs)
+        return real(job, arch)
 
-    monkeypatch.setattr(zero_shot, "score_architecture", spy)
+    monkeypatch.setattr(ScoringJob, "score", spy)
     return calls
 
 

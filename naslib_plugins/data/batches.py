@@ -283,3 +283,40 @@ class OffsetBatches:
 
     def settings(self) -> dict:
         return {**self.source.settings(), "offset": self.offset}
+
+
+class DeviceBatches:
+    """A batch source whose batches live on `device`, in the default (NCHW) layout: each is copied
+    once and kept, so predictors sharing a batch share one copy (a blocking copy: once per batch,
+    it costs nothing to wait)."""
+
+    def __init__(self, source: BatchSource, device: torch.device):
+        self.source = source
+        self.device = device
+        self._cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def __getstate__(self) -> dict:
+        return {"source": self.source, "device": self.device}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["source"], state["device"])
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return self.source.input_shape
+
+    def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if i not in self._cache:
+            self._cache[i] = tuple(t.to(self.device).contiguous() for t in self.source.batch(i))
+        return self._cache[i]
+
+    def describe(self) -> str:
+        return self.source.describe()
+
+    def settings(self) -> dict:
+        return self.source.settings()
+
+
+def on_device(source: BatchSource, device: torch.device) -> BatchSource:
+    """`source` itself on the CPU, its batches moved to `device` otherwise."""
+    return source if device.type == "cpu" else DeviceBatches(source, device)

@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.device import CPU, environment
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.evaluation.correlation import correlations
 from naslib_plugins.evaluation.ground_truth import GroundTruth
@@ -40,9 +42,10 @@ def score_keys(
     workers: int = 1,
     resume: bool = True,
     desc: str = "scoring",
+    device: torch.device = CPU,
 ) -> dict[str, dict]:
     """Score every key not already in the log; returns {hash: record} for all keys."""
-    job = ScoringJob(space, dataset, make_predictors(predictor_names), batches, seed)
+    job = ScoringJob(space, dataset, make_predictors(predictor_names), batches, seed, device=str(device))
     with ScoreLog(log_path, settings, resume=resume) as log:
         # keys are the space's hashes, which every space parses back
         score_into_log(log, job, keys, workers=workers, desc=desc)
@@ -175,6 +178,7 @@ def run_correlation(
     command: str = "",
     scores_from: list[Path] = (),
     predictor_options: dict[str, dict] | None = None,
+    device: torch.device = CPU,
 ) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     keys = sample_keys(list(truth.values), n_archs, seed)
@@ -202,7 +206,7 @@ def run_correlation(
         settings = {**base, "predictors": to_score, "keys": len(keys), "benchmark": Path(truth.source).name,
                     "metric": truth.metric}
         fresh = score_keys(space, keys, dataset, to_score, batches, seed, out / "scores.jsonl", settings,
-                           workers=workers, resume=resume, desc=f"{space.name}/{dataset}")
+                           workers=workers, resume=resume, desc=f"{space.name}/{dataset}", device=device)
         for k in keys:
             for field in ("scores", "seconds", "status", "reason"):
                 records[k][field].update(fresh[k][field])
@@ -221,7 +225,7 @@ def run_correlation(
     write_scores_csv(out / "scores.csv", ordered, names, truth)
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": seed,
               "metric": truth.metric, "benchmark": Path(truth.source).name, "data": batches.describe(),
-              "command": command, "predictors": {}}
+              "command": command, "environment": environment(device), "predictors": {}}
     for name, predictor in set_predictors.items():
         result.setdefault("set_level", {})[name] = predictor.options()
     t = [truth.get(r["hash"]) for r in ordered]

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.device import CPU, environment
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.evaluation.ground_truth import GroundTruth, load_ground_truth
 from naslib_plugins.evaluation.journal import ScoreLog
@@ -90,6 +92,7 @@ def run_search(
     resume: bool = True,
     command: str = "",
     progress: bool = True,
+    device: torch.device = CPU,
 ) -> dict:
     """Search once per seed (resuming from out/runs.jsonl) and write out/search.json."""
     dataset = space.check_dataset(dataset)
@@ -107,7 +110,7 @@ def run_search(
     def write(records: dict) -> dict:
         done = [records[str(s)] for s in seeds if str(s) in records]
         result = _summary(optimizer, space, dataset, config, done, truths, transfer, notes, benchmark, probe,
-                          command)
+                          command, device)
         (out / "search.json").write_text(json.dumps(result, indent=2) + "\n")
         return result
 
@@ -119,7 +122,7 @@ def run_search(
             if str(seed) in log.records:
                 continue
             wall, cpu = time.perf_counter(), time.process_time()
-            outcome = optimizer.search(space, dataset, batches_for(seed), seed, progress=progress)
+            outcome = optimizer.search(space, dataset, batches_for(seed), seed, progress=progress, device=device)
             arch = space.parse(outcome.arch)
             log.add({"hash": str(seed), "seed": seed, "arch": json.loads(json.dumps(arch)),
                      "arch_str": space.to_string(arch), "search_seconds": time.perf_counter() - wall,
@@ -132,7 +135,7 @@ def run_search(
 
 def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dict, records: list[dict],
              truths: dict[str, GroundTruth], transfer: dict[str, GroundTruth], notes: list[str],
-             benchmark: Path | None, probe: BatchSource, command: str) -> dict:
+             benchmark: Path | None, probe: BatchSource, command: str, device: torch.device) -> dict:
     notes = list(notes)
     runs = []
     for r in records:
@@ -163,5 +166,5 @@ def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dic
         "mean_search_seconds": float(np.mean([r["search_seconds"] for r in runs])) if runs else None,
         "benchmark": Path(benchmark).name if benchmark else None,
         "data": probe.describe().replace(f", seed {probe.seed}", ", seeded per search"),
-        "notes": notes, "command": command,
+        "notes": notes, "command": command, "environment": environment(device),
     }

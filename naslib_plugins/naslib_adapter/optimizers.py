@@ -7,8 +7,9 @@ searches spend their budget), so `search.epochs` only sets how often the Trainer
 
 Options come from `config.search`: the keys named like our optimizer's parameters (see
 `naslib-plugins search --help`; a predictor by its registered name), the data options
-`batch_size`, `labels`, `data`, `images`, `resolution` (as the `search` command's), `seed` and
-`progress`. A key left out takes the class's (or `make_batches`'s) default.
+`batch_size`, `labels`, `data`, `images`, `resolution` (as the `search` command's), `seed`,
+`progress` and `device` (auto: the first GPU if there is one, as NASLib's Trainer). A key left
+out takes the class's (or `make_batches`'s) default.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from naslib.search_spaces.core.graph import Graph
 from naslib.search_spaces.core.query_metrics import Metric
 
 from naslib_plugins.data.sources import BATCH_OPTIONS, make_batches
+from naslib_plugins.device import resolve_device
 from naslib_plugins.errors import UserError
 from naslib_plugins.naslib_adapter.converters import to_graph
 from naslib_plugins.search import OPTIMIZERS, SearchOutcome
@@ -40,6 +42,8 @@ class PluginOptimizer(MetaOptimizer):
         self.optimizer = OPTIMIZERS.get(self.plugin).from_args(search)
         self.seed = int(search.get("seed", config.get("seed", 0)))
         self.progress = bool(search.get("progress", True))
+        # as NASLib's Trainer picks its device: the first GPU when there is one
+        self.device = resolve_device(search.get("device", "auto"))
         self.data_options = {k: search[k] for k in BATCH_OPTIONS if search.get(k) is not None}
         self.dataset = config.dataset
         self.space = None
@@ -61,7 +65,8 @@ class PluginOptimizer(MetaOptimizer):
         if self.outcome is not None:
             return
         batches = make_batches(self.dataset, seed=self.seed, **self.data_options)
-        self.outcome = self.optimizer.search(self.space, self.dataset, batches, self.seed, progress=self.progress)
+        self.outcome = self.optimizer.search(self.space, self.dataset, batches, self.seed, progress=self.progress,
+                                             device=self.device)
         self._result.arch = to_graph(self.outcome.arch, self.search_space)
 
     def get_final_architecture(self) -> Graph:

@@ -65,6 +65,11 @@ class SetPredictor(ABC):
 PREDICTORS: Registry[type[Predictor] | type[SetPredictor]] = Registry("predictor")
 
 
+def model_device(model: nn.Module) -> torch.device:
+    """The device of a model's parameters (the CPU for a model without any)."""
+    return next((p.device for p in model.parameters()), torch.device("cpu"))
+
+
 def weight_layers(model: nn.Module) -> Iterator[nn.Module]:
     """Conv and linear layers: the ones the pruning-at-init proxies (and NASLib) score."""
     for m in model.modules():

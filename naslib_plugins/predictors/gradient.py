@@ -18,6 +18,7 @@ from naslib_plugins.predictors.base import (
     Predictor,
     Requirements,
     batch_gradients,
+    model_device,
     weight_layers,
 )
 
@@ -59,7 +60,7 @@ class ZiCo(Predictor):
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         layers = [m.weight for m in weight_layers(model)]
         # one (N, numel) matrix per layer; grads are copied in, never aliased (see pitfalls)
-        per_layer = [torch.empty(self.batches, w.numel()) for w in layers]
+        per_layer = [torch.empty(self.batches, w.numel(), device=w.device) for w in layers]
         for i in range(self.batches):
             grads = batch_gradients(model, batches, i, loss_fn)
             for rows, w in zip(per_layer, layers):
@@ -140,7 +141,7 @@ class SynFlow(Predictor):
         with torch.no_grad():
             for p in net.parameters():
                 p.abs_()
-        out = net(torch.ones(1, *batches.input_shape, dtype=torch.float64))
+        out = net(torch.ones(1, *batches.input_shape, dtype=torch.float64, device=model_device(net)))
         weights = [m.weight for m in weight_layers(net)]
         grads = torch.autograd.grad(out.sum(), weights, allow_unused=True)
         return sum(float((w.detach() * g).abs().sum()) for w, g in zip(weights, grads) if g is not None)

@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 
 from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements
+from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements, model_device
 
 
 @PREDICTORS.register("params")
@@ -67,6 +67,6 @@ class Flops(Predictor):
         was_training = model.training
         model.eval()
         try:
-            return count_flops(model, torch.zeros(1, *batches.input_shape)) / 1e6
+            return count_flops(model, torch.zeros(1, *batches.input_shape, device=model_device(model))) / 1e6
         finally:
             model.train(was_training)

@@ -88,7 +88,7 @@ class NTKLambdaMin(Predictor):
         with batch_statistics_only(model):
             with torch.no_grad():
                 rows = self._rows(model(x)).numel()
-            kernel = torch.zeros(rows, rows, dtype=torch.float64)
+            kernel = torch.zeros(rows, rows, dtype=torch.float64, device=x.device)
             for names in parameter_chunks(params, rows):
                 def outputs(chunk: dict[str, torch.Tensor]) -> torch.Tensor:
                     return self._rows(functional_call(model, {**params, **chunk}, (x,)))

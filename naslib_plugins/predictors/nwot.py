@@ -34,7 +34,7 @@ class NWOT(Predictor):
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         x, _ = batches.batch(0)
         n = x.shape[0]
-        kernel = torch.zeros(n, n, dtype=torch.float64)
+        kernel = torch.zeros(n, n, dtype=torch.float64, device=x.device)
         units = 0
 
         def hook(module: nn.Module, inputs: tuple) -> None:

@@ -8,7 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
 from naslib_plugins.params import annotations, constructor_params, defaults, get_params
 from naslib_plugins.predictors import PREDICTORS, Predictor, SetPredictor, get_predictor
@@ -90,5 +93,6 @@ class Optimizer(ABC):
 
     @abstractmethod
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
-               progress: bool = True) -> SearchOutcome:
-        """One independent search; the same seed and batches give the same architecture."""
+               progress: bool = True, device: torch.device = CPU) -> SearchOutcome:
+        """One independent search; the same seed and batches give the same architecture. Networks
+        are initialised on the CPU and moved to `device`, where they run."""

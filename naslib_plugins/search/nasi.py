@@ -16,8 +16,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.data.batches import BatchSource, on_device
+from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
+from naslib_plugins.predictors.base import model_device
 from naslib_plugins.search.base import SUPERNET_HELP, Optimizer, SearchOutcome
 from naslib_plugins.spaces.base import SearchSpace
 from naslib_plugins.spaces.supernet import Supernet
@@ -180,12 +182,16 @@ class NASI(Optimizer):
             raise UserError(f"nasi drop-none: the {space.name} supernet has no `none` op to drop")
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
-               progress: bool = True) -> SearchOutcome:
+               progress: bool = True, device: torch.device = CPU) -> SearchOutcome:
         dataset = space.check_dataset(dataset)
         self.check(space, dataset)
         loss_fn = space.loss_fn(dataset)
-        torch.manual_seed(seed)  # theta_0
-        net = space.supernet(dataset, "nasi", {"channels": self.channels, "cells": self.cells})
+        torch.manual_seed(seed)  # theta_0, drawn on the CPU whatever the device
+        net = space.supernet(dataset, "nasi", {"channels": self.channels, "cells": self.cells}).to(device)
+        batches = on_device(batches, device)
+        # alpha, the Gumbel noise and the sampled weights stay on the CPU (a few dozen numbers, drawn
+        # from the CPU generator, so a seed samples the same architectures on every device); the
+        # weights reach the network through a differentiable copy to its device
         # NCHW, not channels-last: the double backward, most of a step, runs faster in NCHW here
         net.train()
         generator = torch.Generator().manual_seed(seed)  # Gumbel noise and random architectures
@@ -211,7 +217,8 @@ class NASI(Optimizer):
         for t in steps:
             x, y = batches.batch(t)
             x = x.contiguous()
-            weights = [straight_through(a + o, gumbel(a.numel(), generator), self.tau) for a, o in zip(alpha, offsets)]
+            weights = [straight_through(a + o, gumbel(a.numel(), generator), self.tau).to(device)
+                       for a, o in zip(alpha, offsets)]
             score = architecture_score(net, weights, x, y, loss_fn, create_graph=True)
             s = float(score.detach())
             if not math.isfinite(s):
@@ -245,7 +252,8 @@ class NASI(Optimizer):
         for i in tqdm(range(self.nu_samples), desc="nasi nu estimate", unit="arch", file=sys.stderr,
                       dynamic_ncols=True, disable=not progress):
             choice = [ops[int(torch.randint(len(ops), (1,), generator=generator))] for ops in candidates]
-            weights = [torch.nn.functional.one_hot(torch.tensor(c), n).float() for c, n in zip(choice, net.groups)]
+            weights = [torch.nn.functional.one_hot(torch.tensor(c), n).float().to(model_device(net))
+                       for c, n in zip(choice, net.groups)]
             x, y = batches.batch(NU_BATCH_OFFSET + i)
             scores.append(float(architecture_score(net, weights, x.contiguous(), y, loss_fn, create_graph=False)))
         return scores

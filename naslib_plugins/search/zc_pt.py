@@ -27,7 +27,8 @@ import torch
 import torch.nn as nn
 from tqdm import tqdm
 
-from naslib_plugins.data.batches import BatchSource, OffsetBatches
+from naslib_plugins.data.batches import BatchSource, OffsetBatches, on_device
+from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.scoring import arch_seed
 from naslib_plugins.predictors import Predictor, get_predictor
@@ -87,13 +88,16 @@ class ZeroCostPT(Optimizer):
         return list(reversed(items)) if self.edge_order == "reverse" else list(items)
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
-               progress: bool = True) -> SearchOutcome:
+               progress: bool = True, device: torch.device = CPU) -> SearchOutcome:
         dataset = space.check_dataset(dataset)
         self.check(space, dataset)
         loss_fn = space.loss_fn(dataset)
-        torch.manual_seed(seed)
+        torch.manual_seed(seed)  # drawn on the CPU whatever the device
         size = {"channels": self.channels, "cells": self.cells}
-        net = space.supernet(dataset, "mixed", size)
+        # the mixture weights stay on the CPU: the edges read them as numbers, and 0-dim CPU
+        # tensors scale device tensors directly
+        net = space.supernet(dataset, "mixed", size).to(device)
+        batches = on_device(batches, device)
         rng = np.random.default_rng(seed)
         n_ops = net.groups[0]
         calls = 0
@@ -162,7 +166,7 @@ class ZeroCostPT(Optimizer):
         for arch in tqdm(candidates, desc=f"zc-pt seed {seed} validate", unit="arch", file=sys.stderr,
                          dynamic_ncols=True, disable=not progress):
             torch.manual_seed(arch_seed(seed, space.hash(arch)))
-            model = space.standalone(arch, dataset, size)
+            model = space.standalone(arch, dataset, size).to(device)
             # every candidate sees the same validation batches
             totals.append(sum(score(model, VALIDATION_OFFSET + r * STRIDE) for r in range(self.validate_rounds)))
         if all(math.isnan(t) for t in totals):

@@ -14,11 +14,13 @@ import sys
 from typing import Any
 
 import numpy as np
+import torch
 from tqdm import tqdm
 
 from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
-from naslib_plugins.evaluation.scoring import score_architecture
+from naslib_plugins.evaluation.scoring import ScoringJob
 from naslib_plugins.predictors import Predictor, get_predictor
 from naslib_plugins.search.base import Optimizer, SearchOutcome, predictor_name, scoring_predictor
 from naslib_plugins.spaces.base import SearchSpace
@@ -39,10 +41,10 @@ class _Fitness:
     """Score-by-hash cache; failed or non-finite scores rank below every valid one."""
 
     def __init__(self, space: SearchSpace, dataset: str, predictor: Predictor, batches: BatchSource, seed: int,
-                 budget: int, progress: bool, desc: str):
-        self.space, self.dataset, self.batches, self.seed = space, dataset, batches, seed
+                 budget: int, progress: bool, desc: str, device: torch.device):
+        self.space = space
         self.name = predictor_name(predictor)
-        self.predictors = {self.name: predictor}
+        self.job = ScoringJob(space, dataset, {self.name: predictor}, batches, seed, device=str(device))
         self.budget = budget
         self.scores: dict[str, float | None] = {}
         self.archs: dict[str, Any] = {}
@@ -62,7 +64,7 @@ class _Fitness:
         if key in self.scores:
             self.cache_hits += 1
             return False
-        record = score_architecture(self.space, arch, self.dataset, self.predictors, self.batches, self.seed)
+        record = self.job.score(arch)
         self.scores[key] = record["scores"][self.name]
         self.archs[key] = self.space.parse(arch)
         self.seconds += record["seconds"][self.name]
@@ -110,10 +112,10 @@ class ZeroShotRandom(_ZeroShot):
     name = "zc-random"
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
-               progress: bool = True) -> SearchOutcome:
+               progress: bool = True, device: torch.device = CPU) -> SearchOutcome:
         rng = np.random.default_rng(seed)
         fitness = _Fitness(space, dataset, self.predictor, batches, seed, self.budget, progress,
-                           f"zc-random seed {seed}")
+                           f"zc-random seed {seed}", device)
         stale = 0
         while not fitness.exhausted and stale < MAX_STALE_PROPOSALS:
             stale = 0 if fitness.propose(space.sample(rng)) else stale + 1
@@ -142,10 +144,10 @@ class ZeroShotEvolution(_ZeroShot):
             raise UserError(f"zc-evolution population ({population}) cannot exceed the budget ({budget})")
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
-               progress: bool = True) -> SearchOutcome:
+               progress: bool = True, device: torch.device = CPU) -> SearchOutcome:
         rng = np.random.default_rng(seed)
         fitness = _Fitness(space, dataset, self.predictor, batches, seed, self.budget, progress,
-                           f"zc-evolution seed {seed}")
+                           f"zc-evolution seed {seed}", device)
         population: collections.deque = collections.deque()
         stale = 0
         # the initial population: distinct random architectures, as many as fit the budget
