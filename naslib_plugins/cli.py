@@ -174,7 +174,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     else:
         archs = distinct_sample(space, args.n_archs, args.seed)
         selection = f"random {args.n_archs}"
-    check_backend(args.backend, args.workers)
+    check_backend(args.backend, args.workers, args.gpus_per_task)
     if args.address and args.backend != "ray":
         raise UserError("--address needs --backend ray")
     if (args.resume or args.restart) and not args.out:
@@ -186,7 +186,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     batches = _batches(args, dataset)
     job = ScoringJob(space, dataset, predictors, batches, args.seed, size, str(resolve_device(args.device)))
     if not args.out:
-        for record in score_stream(job, archs, workers=args.workers, backend=args.backend, address=args.address):
+        for record in score_stream(job, archs, workers=args.workers, backend=args.backend, address=args.address,
+                                   gpus_per_task=args.gpus_per_task):
             print(json.dumps(record, sort_keys=True), flush=True)
         return 0
     out = Path(args.out)
@@ -196,7 +197,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 **batches.settings(), "selection": selection, **({"model": size} if size else {})}
     with ray_session(args.backend, args.address, args.workers), ScoreLog(out, settings, resume=args.resume) as log:
         skipped = score_into_log(log, job, archs, workers=args.workers, backend=args.backend, address=args.address,
-                                 desc=f"{space.name}/{dataset}")
+                                 desc=f"{space.name}/{dataset}", gpus_per_task=args.gpus_per_task)
         failed = sum("failed" in r["status"].values() for r in log.records.values())
     print(f"{out}: {len(archs)} architectures ({skipped} already there), {failed} with a failed predictor",
           file=sys.stderr)
@@ -468,7 +469,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="append records to this JSONL score log (settings in its header line)")
     p.add_argument("--resume", action="store_true", help="continue an existing --out, skipping what it holds")
     p.add_argument("--backend", default="local", help="local (process pool) | ray")
-    p.add_argument("--address", help="ray: the cluster to join (default: start a local one with --workers CPUs)")
+    p.add_argument("--address", help="ray: the cluster to join (default: $RAY_ADDRESS, as `ray job submit` sets it, "
+                   "else a local one with --workers CPUs)")
+    p.add_argument("--gpus-per-task", type=float, default=0.0, help="ray: GPUs each task holds and scores on, e.g. "
+                   "0.25 to share one GPU among four (default: 0)")
     p.add_argument("--model-option", action="append", metavar="KEY=INT",
                    help="a keyword of the space's network other than the benchmark's default, e.g. nasbench301 "
                         "C=36 layers=20 (DARTS's evaluation network); repeatable")

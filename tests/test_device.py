@@ -74,3 +74,10 @@ def test_search_records_its_environment(tmp_path):
     assert main(["search", "--optimizer", "zc-random", "--space", "mlp_act_skip", "--dataset", "digits",
                  "--predictor", "synflow", "--budget", "3", "--out", str(out), "--device", "cpu"]) == 0
     assert json.loads((out / "search.json").read_text())["environment"] == environment(torch.device("cpu"))
+
+
+@pytest.mark.parametrize("extra, message", [(["--gpus-per-task", "1"], "needs --backend ray"),
+                                            (["--gpus-per-task", "-1", "--backend", "ray"], "0 or more")])
+def test_a_gpu_share_is_checked_before_anything_runs(extra, message, capsys):
+    assert main(["score", "--space", "mlp_act_skip", "--dataset", "digits", *extra]) == 2
+    assert message in capsys.readouterr().err

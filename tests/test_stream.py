@@ -133,3 +133,42 @@ def test_ray_backend_gives_the_same_scores(tmp_path, reference):
     out = tmp_path / "ray.jsonl"
     assert main([*ARGS, "--n-archs", "12", "--out", str(out), "--workers", "2", "--backend", "ray"]) == 0
     assert _log(out)[1] == _first(12, reference)
+
+
+def test_ray_workers_get_the_batches_by_value_not_the_image_file(tmp_path, cifar_npz):
+    """Scores through Ray equal local ones although the image file is gone before any task runs:
+    the drawn batches travel through the object store."""
+    pytest.importorskip("ray", reason="Ray not installed (the optional extra: pip install '.[ray]')")
+    from naslib_plugins.data.sources import make_batches
+    from naslib_plugins.evaluation.scoring import ScoringJob, distinct_sample, make_predictors, score_stream
+
+    images = tmp_path / "images.npz"
+    shutil.copy(cifar_npz, images)
+    space = get_space("nasbench201")
+    batches = make_batches("cifar10", batch_size=4, seed=0, images=images)
+    job = ScoringJob(space, "cifar10", make_predictors(["zico", "params"]), batches, 0, {"C": 4, "N": 1})
+    archs = distinct_sample(space, 4, 0)
+    local = {r["hash"]: r["scores"] for r in score_stream(job, archs)}  # draws batches 0 and 1 here
+    images.unlink()
+    remote = {r["hash"]: r["scores"] for r in score_stream(job, archs, workers=2, backend="ray", chunk_size=2)}
+    assert remote == local
+
+
+def test_ray_joins_the_cluster_named_by_ray_address(tmp_path, reference, monkeypatch):
+    """As under `ray job submit`: RAY_ADDRESS names a running cluster, which is joined without
+    asking it for CPUs (ray.init refuses num_cpus when connecting)."""
+    pytest.importorskip("ray", reason="Ray not installed (the optional extra: pip install '.[ray]')")
+    ray_cli = shutil.which("ray")
+    if ray_cli is None:
+        pytest.skip("the ray command is not on PATH")
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    started = subprocess.run([ray_cli, "start", "--head", "--num-cpus", "2", "--include-dashboard", "false",
+                              "--port", "6391", "--disable-usage-stats"], env=env, capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr[-2000:]
+    try:
+        monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:6391")
+        out = tmp_path / "cluster.jsonl"
+        assert main([*ARGS, "--n-archs", "6", "--out", str(out), "--backend", "ray"]) == 0
+        assert _log(out)[1] == _first(6, reference)
+    finally:
+        subprocess.run([ray_cli, "stop", "--force"], env=env, capture_output=True)

@@ -317,6 +317,32 @@ class DeviceBatches:
         return self.source.settings()
 
 
+class DrawnBatches:
+    """The first `n` batches of a source, drawn where it is made and carried by value: what a
+    remote worker receives instead of the source, so no node of a cluster needs its image file."""
+
+    def __init__(self, source: BatchSource, n: int):
+        self._batches = [source.batch(i) for i in range(n)]
+        self._input_shape = tuple(source.input_shape)
+        self._describe = source.describe()
+        self._settings = source.settings()
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return self._input_shape
+
+    def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if not 0 <= i < len(self._batches):
+            raise IndexError(f"batch {i} was not drawn: only batches 0..{len(self._batches) - 1} were sent")
+        return self._batches[i]
+
+    def describe(self) -> str:
+        return self._describe
+
+    def settings(self) -> dict:
+        return self._settings
+
+
 def on_device(source: BatchSource, device: torch.device) -> BatchSource:
     """`source` itself on the CPU, its batches moved to `device` otherwise."""
     return source if device.type == "cpu" else DeviceBatches(source, device)

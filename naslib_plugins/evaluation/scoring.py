@@ -11,13 +11,13 @@ import time
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import torch
 
-from naslib_plugins.data.batches import BatchSource, on_device
+from naslib_plugins.data.batches import BatchSource, DrawnBatches, on_device
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.predictors import Predictor, SetPredictor, get_predictor
@@ -131,12 +131,17 @@ def _score_chunk(job: ScoringJob, archs: list) -> list[dict]:
 BACKENDS = ("local", "ray")
 
 
-def check_backend(backend: str, workers: int) -> None:
-    """Fails before anything is written: an unknown backend, no workers, or Ray not installed."""
+def check_backend(backend: str, workers: int, gpus_per_task: float = 0.0) -> None:
+    """Fails before anything is written: an unknown backend, no workers, a GPU share outside Ray,
+    or Ray not installed."""
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
     if workers < 1:
         raise UserError(f"workers must be at least 1, got {workers}")
+    if not gpus_per_task >= 0:
+        raise UserError(f"GPUs per task must be 0 or more, got {gpus_per_task}")
+    if gpus_per_task and backend != "ray":
+        raise UserError("a GPU share per task needs --backend ray (the local pool runs on --device)")
     if backend == "ray":
         try:
             import ray  # noqa: F401
@@ -145,15 +150,16 @@ def check_backend(backend: str, workers: int) -> None:
 
 
 def score_stream(job: ScoringJob, archs: list, workers: int = 1, backend: str = "local",
-                 address: str | None = None, chunk_size: int = 8) -> Iterator[dict]:
+                 address: str | None = None, chunk_size: int = 8, gpus_per_task: float = 0.0) -> Iterator[dict]:
     """Records as they finish (completion order when workers > 1 or on Ray). `backend="ray"`
-    sends chunks of `chunk_size` architectures as Ray tasks to the cluster at `address`, or to a
-    local instance started with `workers` CPUs when `address` is None."""
-    check_backend(backend, workers)
+    sends chunks of `chunk_size` architectures as Ray tasks to the cluster at `address` (or
+    $RAY_ADDRESS), or to a local instance started with `workers` CPUs; each task holds one CPU
+    and `gpus_per_task` GPUs (then it scores on its GPU)."""
+    check_backend(backend, workers, gpus_per_task)
     if backend == "ray":
         if chunk_size < 1:
             raise UserError(f"chunk size must be at least 1, got {chunk_size}")
-        return _ray_stream(job, archs, workers, address, chunk_size)
+        return _ray_stream(job, archs, workers, address, chunk_size, gpus_per_task)
     if workers == 1:
         return (job.score(arch) for arch in archs)
     return _pool_stream(job, archs, workers)
@@ -168,8 +174,9 @@ def _pool_stream(job: ScoringJob, archs: list, workers: int) -> Iterator[dict]:
 
 @contextmanager
 def ray_session(backend: str, address: str | None, workers: int) -> Iterator[None]:
-    """Connected to Ray for the block when the backend is Ray: to the cluster at `address`, or a
-    local instance with `workers` CPUs, shut down afterwards; a session already open is reused."""
+    """Connected to Ray for the block when the backend is Ray: to the cluster at `address` or
+    $RAY_ADDRESS (as `ray job submit` sets it; the cluster's own resources, nothing requested), or
+    a local instance with `workers` CPUs, shut down afterwards; a session already open is reused."""
     if backend != "ray":
         yield
         return
@@ -179,6 +186,7 @@ def ray_session(backend: str, address: str | None, workers: int) -> Iterator[Non
         yield
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline machines: no usage report
+    address = address or os.environ.get("RAY_ADDRESS")
     try:
         if address:
             ray.init(address=address, log_to_driver=False)
@@ -192,12 +200,18 @@ def ray_session(backend: str, address: str | None, workers: int) -> Iterator[Non
         ray.shutdown()
 
 
-def _ray_stream(job: ScoringJob, archs: list, workers: int, address: str | None, chunk_size: int) -> Iterator[dict]:
+def _ray_stream(job: ScoringJob, archs: list, workers: int, address: str | None, chunk_size: int,
+                gpus_per_task: float) -> Iterator[dict]:
     import ray
 
+    # the batches travel by value through the object store, so no node needs the image file; a
+    # task given a GPU scores on it (Ray makes the task's GPU its cuda:0)
+    n_batches = max([1] + [p.requirements().batches for p in job.predictors.values()])
+    remote = replace(job, batches=DrawnBatches(job.batches, n_batches),
+                     device="cuda:0" if gpus_per_task else job.device)
     with ray_session("ray", address, workers):
-        shared = ray.put(job)
-        task = ray.remote(num_cpus=1)(_score_chunk)
+        shared = ray.put(remote)
+        task = ray.remote(num_cpus=1, num_gpus=gpus_per_task)(_score_chunk)
         pending = [task.remote(shared, archs[i:i + chunk_size]) for i in range(0, len(archs), chunk_size)]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
@@ -224,7 +238,7 @@ def distinct_sample(space: SearchSpace, n: int, seed: int) -> list:
 
 
 def score_into_log(log: ScoreLog, job: ScoringJob, archs: list, workers: int = 1, backend: str = "local",
-                   address: str | None = None, desc: str = "scoring") -> int:
+                   address: str | None = None, desc: str = "scoring", gpus_per_task: float = 0.0) -> int:
     """Score the architectures the log lacks, appending each record as it arrives; returns how
     many were already there."""
     from tqdm import tqdm
@@ -232,7 +246,7 @@ def score_into_log(log: ScoreLog, job: ScoringJob, archs: list, workers: int = 1
     todo = [a for a in archs if job.space.hash(a) not in log.records]
     if len(todo) < len(archs):
         print(f"resuming: {len(archs) - len(todo)} of {len(archs)} already scored in {log.path}", file=sys.stderr)
-    stream = score_stream(job, todo, workers=workers, backend=backend, address=address)
+    stream = score_stream(job, todo, workers=workers, backend=backend, address=address, gpus_per_task=gpus_per_task)
     for record in tqdm(stream, total=len(todo), desc=desc, unit="arch", file=sys.stderr,
                        dynamic_ncols=True, mininterval=2.0):
         log.add(record)
