@@ -81,3 +81,10 @@ def test_search_records_its_environment(tmp_path):
 def test_a_gpu_share_is_checked_before_anything_runs(extra, message, capsys):
     assert main(["score", "--space", "mlp_act_skip", "--dataset", "digits", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_batches_already_on_the_device_are_not_wrapped_again():
+    source = ImageBatches("cifar10", batch_size=2, seed=0, data="gaussian", resolution=8)
+    moved = DeviceBatches(source, torch.device("meta"))
+    assert on_device(moved, torch.device("meta")) is moved
+    assert on_device(moved, torch.device("cpu")) is moved

@@ -344,5 +344,8 @@ class DrawnBatches:
 
 
 def on_device(source: BatchSource, device: torch.device) -> BatchSource:
-    """`source` itself on the CPU, its batches moved to `device` otherwise."""
-    return source if device.type == "cpu" else DeviceBatches(source, device)
+    """`source` itself on the CPU or when its batches are on `device` already, its batches moved
+    to `device` otherwise."""
+    if device.type == "cpu" or (isinstance(source, DeviceBatches) and source.device == device):
+        return source
+    return DeviceBatches(source, device)

@@ -12,6 +12,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -104,9 +105,14 @@ class ScoringJob:
     size: dict | None = None
     device: str = "cpu"  # a resolved device (naslib_plugins.device.resolve_device)
 
+    @cached_property
+    def _batches_on_device(self) -> BatchSource:
+        """The batches on the job's device, copied there once for all its architectures."""
+        return on_device(self.batches, torch.device(self.device))
+
     def score(self, arch: Any) -> dict:
-        return score_architecture(self.space, arch, self.dataset, self.predictors, self.batches, self.seed, self.size,
-                                  self.device)
+        return score_architecture(self.space, arch, self.dataset, self.predictors, self._batches_on_device, self.seed,
+                                  self.size, self.device)
 
 
 _job: ScoringJob | None = None  # a pool worker's job, set once by its initializer
