@@ -263,17 +263,31 @@ class ImageBatches(RGBBatches):
         return x.contiguous(memory_format=torch.channels_last), torch.as_tensor(y, dtype=torch.long)
 
 
-class OffsetBatches:
-    """A batch source seen from batch `offset` on: batch(i) is the source's batch(offset + i), so
-    successive evaluations can each read fresh mini-batches of one seeded stream."""
+class BatchesView:
+    """Another source's batches, seen differently: its shape, description and settings pass through
+    unless a view says otherwise."""
 
-    def __init__(self, source: BatchSource, offset: int):
+    def __init__(self, source: BatchSource):
         self.source = source
-        self.offset = offset
 
     @property
     def input_shape(self) -> tuple[int, ...]:
         return self.source.input_shape
+
+    def describe(self) -> str:
+        return self.source.describe()
+
+    def settings(self) -> dict:
+        return self.source.settings()
+
+
+class OffsetBatches(BatchesView):
+    """A batch source seen from batch `offset` on: batch(i) is the source's batch(offset + i), so
+    successive evaluations can each read fresh mini-batches of one seeded stream."""
+
+    def __init__(self, source: BatchSource, offset: int):
+        super().__init__(source)
+        self.offset = offset
 
     def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
         return self.source.batch(self.offset + i)
@@ -285,13 +299,13 @@ class OffsetBatches:
         return {**self.source.settings(), "offset": self.offset}
 
 
-class DeviceBatches:
+class DeviceBatches(BatchesView):
     """A batch source whose batches live on `device`, in the default (NCHW) layout: each is copied
     once and kept, so predictors sharing a batch share one copy (a blocking copy: once per batch,
     it costs nothing to wait)."""
 
     def __init__(self, source: BatchSource, device: torch.device):
-        self.source = source
+        super().__init__(source)
         self.device = device
         self._cache: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
@@ -301,20 +315,10 @@ class DeviceBatches:
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["source"], state["device"])
 
-    @property
-    def input_shape(self) -> tuple[int, ...]:
-        return self.source.input_shape
-
     def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
         if i not in self._cache:
             self._cache[i] = tuple(t.to(self.device).contiguous() for t in self.source.batch(i))
         return self._cache[i]
-
-    def describe(self) -> str:
-        return self.source.describe()
-
-    def settings(self) -> dict:
-        return self.source.settings()
 
 
 class DrawnBatches:
