@@ -46,10 +46,12 @@ def single_predictors() -> list[str]:
     return [n for n in PREDICTORS.names() if not issubclass(PREDICTORS.get(n), SetPredictor)]
 
 
-def score_rows(space_name: str, dataset: str, archs: list, batch_options: dict) -> list[dict]:
-    """One row per architecture: hash, string, parameter count and every predictor's score."""
+def score_rows(space_name: str, dataset: str, archs: list, batch_options: dict,
+               images: str | None = None) -> list[dict]:
+    """One row per architecture: hash, string, parameter count and every predictor's score.
+    `images`: the CIFAR-10 sample (default: the one in $NASLIB_PLUGINS_DATA)."""
     space = get_space(space_name)
-    batches = make_batches(dataset, batch_size=BATCH_SIZE, seed=SEED, **batch_options)
+    batches = make_batches(dataset, batch_size=BATCH_SIZE, seed=SEED, images=images, **batch_options)
     predictors = make_predictors(single_predictors())
     rows = []
     for arch in archs:
@@ -61,10 +63,10 @@ def score_rows(space_name: str, dataset: str, archs: list, batch_options: dict) 
     return rows
 
 
-def search(optimizer_name: str, space_name: str, dataset: str, options: dict) -> dict:
+def search(optimizer_name: str, space_name: str, dataset: str, options: dict, images: str | None = None) -> dict:
     space = get_space(space_name)
     optimizer = OPTIMIZERS.get(optimizer_name).from_args(options)
-    batches = make_batches(dataset, batch_size=BATCH_SIZE, seed=SEED)
+    batches = make_batches(dataset, batch_size=BATCH_SIZE, seed=SEED, images=images)
     arch = optimizer.search(space, dataset, batches, SEED, progress=False).arch
     return {"space": space_name, "dataset": dataset, "options": options, "hash": space.hash(arch),
             "arch_str": space.to_string(arch)}

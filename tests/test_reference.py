@@ -27,10 +27,10 @@ def _close(ours, theirs) -> bool:
     return math.isclose(ours, theirs, rel_tol=RTOL, abs_tol=ATOL)
 
 
-def _check_case(case: str, rows: list[dict]) -> None:
+def _check_case(case: str, rows: list[dict], images) -> None:
     space_name, dataset = case.split("/")
     got = make_reference.score_rows(space_name, dataset, [r["hash"] for r in rows],
-                                    REFERENCE["scores"][case]["batch"])
+                                    REFERENCE["scores"][case]["batch"], images)
     for want, have in zip(rows, got):
         assert (have["hash"], have["arch_str"], have["n_params"]) == (want["hash"], want["arch_str"], want["n_params"])
         assert set(have["scores"]) == set(want["scores"])
@@ -44,7 +44,7 @@ def _smallest(case: str) -> dict:
 
 @pytest.mark.parametrize("case", sorted(REFERENCE["scores"]))
 def test_smallest_network_scores_as_the_reference(case, cifar_npz):
-    _check_case(case, [_smallest(case)])
+    _check_case(case, [_smallest(case)], cifar_npz)
 
 
 @pytest.mark.slow
@@ -53,10 +53,11 @@ def test_smallest_network_scores_as_the_reference(case, cifar_npz):
                                        for i, row in enumerate(REFERENCE["scores"][case]["archs"])
                                        if row is not _smallest(case)])
 def test_every_other_reference_architecture(case, row, cifar_npz):
-    _check_case(case, [row])
+    _check_case(case, [row], cifar_npz)
 
 
 @pytest.mark.parametrize("optimizer", sorted(REFERENCE["searches"]))
 def test_short_search_finds_the_reference_architecture(optimizer, cifar_npz):
     want = REFERENCE["searches"][optimizer]
-    assert make_reference.search(optimizer, want["space"], want["dataset"], want["options"])["hash"] == want["hash"]
+    found = make_reference.search(optimizer, want["space"], want["dataset"], want["options"], cifar_npz)
+    assert found["hash"] == want["hash"]
