@@ -64,7 +64,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
                              args.seed, Path(args.out), workers=args.workers, resume=not args.restart,
                              command="naslib-plugins " + shlex.join(sys.argv[1:]),
                              scores_from=[Path(p) for p in args.scores_from or []], predictor_options=options,
-                             device=resolve_device(args.device))
+                             device=resolve_device(args.device), hvp=args.hvp)
     print(correlation_table(result))
     return 0
 
@@ -74,6 +74,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from naslib_plugins.evaluation.correlate import sample_keys, score_keys
     from naslib_plugins.evaluation.correlation import correlations
     from naslib_plugins.evaluation.ground_truth import load_zc_scores
+    from naslib_plugins.evaluation.scoring import hvp_setting, make_predictors
+    from naslib_plugins.fileio import atomic_write, write_text_atomic
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import get_space
 
@@ -91,11 +93,13 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     settings = {"space": space.name, "dataset": dataset, "predictors": names, "seed": args.seed,
                 **batches.settings(), "keys": len(keys), "benchmark": Path(args.zc_file).name,
-                "metric": "naslib-scores"}
+                "metric": "naslib-scores", **hvp_setting(make_predictors(names, args.hvp))}
     device = resolve_device(args.device)
     records = score_keys(space, keys, dataset, names, batches, args.seed, out / "scores.jsonl", settings,
-                         workers=args.workers, resume=not args.restart, desc=f"agreement {dataset}", device=device)
+                         workers=args.workers, resume=not args.restart, desc=f"agreement {dataset}", device=device,
+                         hvp=args.hvp)
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": args.seed,
+              **{k: settings[k] for k in ("hvp",) if k in settings},
               "zc_file": Path(args.zc_file).name, "data": batches.describe(), "environment": environment(device),
               "command": "naslib-plugins " + shlex.join(sys.argv[1:]), "predictors": {}}
     lines = [f"Agreement with NASLib's recorded scores, {space.name}/{dataset}, {len(keys)} architectures",
@@ -112,15 +116,15 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         sp = "n/a" if c["spearman"] is None else f"{c['spearman']:.3f}"
         kt = "n/a" if c["kendall"] is None else f"{c['kendall']:.3f}"
         lines.append(f"| {n} | {sp} | {kt} | {exact}/{len(keys)} | {c['max_abs_diff']:.3g} |")
-    with open(out / "scores.csv", "w", newline="") as f:
+    with atomic_write(out / "scores.csv", newline="") as f:
         w = csv.writer(f)
         w.writerow(["hash", "arch_str"] + [c for n in names for c in (n, f"{n}_naslib")])
         for k in keys:
             pairs = [v for n in names for v in (records[k]["scores"].get(n), recorded[k][n])]
             w.writerow([k, records[k]["arch_str"], *pairs])
-    (out / "agreement.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_text_atomic(out / "agreement.json", json.dumps(result, indent=2) + "\n")
     table = "\n".join(lines)
-    (out / "agreement.md").write_text(table + f"\n\nData: {result['data']}.\n\nCommand: `{result['command']}`\n")
+    write_text_atomic(out / "agreement.md", table + f"\n\nData: {result['data']}.\n\nCommand: `{result['command']}`\n")
     print(table)
     return 0
 
@@ -147,6 +151,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         ScoringJob,
         check_backend,
         distinct_sample,
+        hvp_setting,
         make_predictors,
         ray_session,
         score_into_log,
@@ -157,7 +162,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
     space = get_space(args.space)
     dataset = space.check_dataset(args.dataset)
-    predictors = make_predictors([PREDICTORS.canonical(n) for n in _names(args.predictors)])
+    predictors = make_predictors([PREDICTORS.canonical(n) for n in _names(args.predictors)], args.hvp)
     if args.arch and args.all:
         raise UserError("--arch and --all exclude each other")
     # every check runs before the log is opened, so bad input leaves no file behind
@@ -174,7 +179,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     else:
         archs = distinct_sample(space, args.n_archs, args.seed)
         selection = f"random {args.n_archs}"
-    check_backend(args.backend, args.workers, args.gpus_per_task)
+    device = str(resolve_device(args.device))
+    check_backend(args.backend, args.workers, args.gpus_per_task, device)
     if args.address and args.backend != "ray":
         raise UserError("--address needs --backend ray")
     if (args.resume or args.restart) and not args.out:
@@ -184,7 +190,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     size = _model_options(args.model_option)
     space.size(size)  # an unknown option or a bad value fails here, not in a worker
     batches = _batches(args, dataset)
-    job = ScoringJob(space, dataset, predictors, batches, args.seed, size, str(resolve_device(args.device)))
+    job = ScoringJob(space, dataset, predictors, batches, args.seed, size, device)
     if not args.out:
         for record in score_stream(job, archs, workers=args.workers, backend=args.backend, address=args.address,
                                    gpus_per_task=args.gpus_per_task):
@@ -194,7 +200,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     if out.exists() and not (args.resume or args.restart):
         raise UserError(f"{out} exists: pass --resume to continue it or --restart to overwrite it")
     settings = {"space": space.name, "dataset": dataset, "predictors": list(predictors), "seed": args.seed,
-                **batches.settings(), "selection": selection, **({"model": size} if size else {})}
+                **batches.settings(), "selection": selection, **({"model": size} if size else {}),
+                **hvp_setting(predictors)}
     with ray_session(args.backend, args.address, args.workers), ScoreLog(out, settings, resume=args.resume) as log:
         skipped = score_into_log(log, job, archs, workers=args.workers, backend=args.backend, address=args.address,
                                  desc=f"{space.name}/{dataset}", gpus_per_task=args.gpus_per_task)
@@ -342,6 +349,13 @@ def _add_device_arg(p: argparse.ArgumentParser) -> None:
                    "first CUDA device, else the CPU (default: auto)")
 
 
+def _add_hvp_arg(p: argparse.ArgumentParser, default: str = "fd", why: str = "") -> None:
+    from naslib_plugins.hvp import HVP_HELP, HVP_MODES
+
+    p.add_argument("--hvp", choices=HVP_MODES, default=default,
+                   help=f"grasp's Hessian-vector product: {HVP_HELP} (default: {default}{why})")
+
+
 def _add_data_args(p: argparse.ArgumentParser) -> None:
     _add_batch_args(p)
     _add_device_arg(p)
@@ -408,20 +422,61 @@ def _add_optimizer_args(p: argparse.ArgumentParser) -> None:
                                metavar={str: "NAME"}.get(kind, kind.__name__.upper()))
 
 
+def _config_value(path: str, key: str, value: object, action: argparse.Action) -> object:
+    """`value` as the option takes it, or a UserError naming the key and file. argparse never checks
+    a default's type, and a wrong one runs silently wrong (`restart: "false"` is a true string), so
+    YAML's types must match the option's: a switch true or false, an integer an int, a number an int or
+    float, text a string; null only where the option's default is None (not given)."""
+    def wrong(expected: str) -> UserError:
+        return UserError(f"config file {path}: {key}: expected {expected}, got {value!r} ({type(value).__name__})")
+
+    if value is None:
+        if action.default is not None:
+            raise UserError(f"config file {path}: {key}: null is allowed only for options without a default "
+                            f"(this one's is {action.default!r})")
+        return None
+    if action.nargs == 0:  # a switch: store_true or --x/--no-x
+        if not isinstance(value, bool):
+            raise wrong("true or false")
+        return value
+    if action.type is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise wrong("an integer")
+    elif action.type is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise wrong("a number")
+        value = float(value)
+    else:
+        # text, or a list of it: a repeatable option takes the list, the others its comma-joined form
+        # (`predictors: [zico, snip]`). YAML reads an unquoted number as a number (`seeds: 0`): an
+        # option whose default is text takes it as typed; a path (`out: 123`) must be quoted
+        items = value if isinstance(value, list) else [value]
+        text = (str, int) if isinstance(action.default, str) else (str,)
+        if not items or any(isinstance(v, bool) or not isinstance(v, text) for v in items):
+            raise wrong("a string or a list of strings" if text == (str,) else "a string, an integer or a list of them")
+        if isinstance(action, argparse._AppendAction):
+            return [str(v) for v in items]
+        value = ",".join(map(str, items))
+    if action.choices is not None and value not in action.choices:
+        raise wrong(f"one of {', '.join(map(str, action.choices))}")
+    return value
+
+
 def _load_config(path: str, parser: argparse.ArgumentParser) -> dict:
-    """YAML keys are the command's long options (dashes or underscores); unknown keys are errors."""
+    """YAML keys are the command's long options (dashes or underscores), each value of the option's
+    type; an unknown key or a wrong type is an error."""
     from naslib_plugins.config import read_yaml
 
     data = read_yaml(path) or {}
     if not isinstance(data, dict):
         raise UserError(f"config file {path}: expected a mapping of option: value")
-    known = {a.dest for a in parser._actions}
+    actions = {a.dest: a for a in parser._actions if a.dest not in ("help", "config")}
     out = {}
     for key, value in data.items():
         dest = str(key).replace("-", "_")
-        if dest not in known or dest in ("help", "config"):
+        if dest not in actions:
             raise UserError(f"config file {path}: unknown option {key!r}")
-        out[dest] = ",".join(map(str, value)) if isinstance(value, list) else value
+        out[dest] = _config_value(path, str(key), value, actions[dest])
     return out
 
 
@@ -448,6 +503,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "or its output folder); predictors it has for every architecture are not scored again")
     p.add_argument("--ensemble-components", help="predictors the `ensemble` aggregates (default: "
                    f"{defaults(PREDICTORS.get('ensemble'))['components']})")
+    _add_hvp_arg(p)
     _add_data_args(p)
     p.set_defaults(func=cmd_correlate)
 
@@ -457,6 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--zc-file", required=True, help="NASLib's zc_<space>.json")
     p.add_argument("--n-archs", type=int, default=None)
     p.add_argument("--out", required=True)
+    _add_hvp_arg(p, "exact", ", as NASLib computed the scores compared with")
     _add_data_args(p)
     p.set_defaults(func=cmd_agreement)
 
@@ -471,11 +528,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="local", help="local (process pool) | ray")
     p.add_argument("--address", help="ray: the cluster to join (default: $RAY_ADDRESS, as `ray job submit` sets it, "
                    "else a local one with --workers CPUs)")
-    p.add_argument("--gpus-per-task", type=float, default=0.0, help="ray: GPUs each task holds and scores on, e.g. "
+    p.add_argument("--gpus-per-task", type=float, default=0.0, help="GPUs each task holds and scores on (ray), or each "
+                   "local worker's share of the CUDA devices, filled in order; e.g. "
                    "0.25 to share one GPU among four (default: 0)")
     p.add_argument("--model-option", action="append", metavar="KEY=INT",
                    help="a keyword of the space's network other than the benchmark's default, e.g. nasbench301 "
                         "C=36 layers=20 (DARTS's evaluation network); repeatable")
+    _add_hvp_arg(p)
     _add_data_args(p)
     p.set_defaults(func=cmd_score)
 

@@ -14,6 +14,7 @@ import torch
 
 from naslib_plugins.data.sources import make_batches
 from naslib_plugins.evaluation.scoring import distinct_sample, make_predictors, score_architecture
+from naslib_plugins.params import constructor_params
 from naslib_plugins.predictors import PREDICTORS
 from naslib_plugins.predictors.base import SetPredictor
 from naslib_plugins.search import OPTIMIZERS
@@ -30,6 +31,8 @@ CASES = [
 ]
 BATCH_SIZE = 8
 SEED = 0
+# the reference predates the finite-difference second derivatives: GraSP and NASI's step as a double backward
+HVP = "exact"
 
 # one short search per optimizer, every option spelled out
 SEARCHES = [
@@ -52,7 +55,7 @@ def score_rows(space_name: str, dataset: str, archs: list, batch_options: dict,
     `images`: the CIFAR-10 sample (default: the one in $NASLIB_PLUGINS_DATA)."""
     space = get_space(space_name)
     batches = make_batches(dataset, batch_size=BATCH_SIZE, seed=SEED, images=images, **batch_options)
-    predictors = make_predictors(single_predictors())
+    predictors = make_predictors(single_predictors(), HVP)
     rows = []
     for arch in archs:
         arch = space.parse(arch)
@@ -65,7 +68,8 @@ def score_rows(space_name: str, dataset: str, archs: list, batch_options: dict,
 
 def search(optimizer_name: str, space_name: str, dataset: str, options: dict, images: str | None = None) -> dict:
     space = get_space(space_name)
-    optimizer = OPTIMIZERS.get(optimizer_name).from_args(options)
+    cls = OPTIMIZERS.get(optimizer_name)
+    optimizer = cls.from_args({**options, **({"hvp": HVP} if "hvp" in constructor_params(cls) else {})})
     batches = make_batches(dataset, batch_size=BATCH_SIZE, seed=SEED, images=images)
     arch = optimizer.search(space, dataset, batches, SEED, progress=False).arch
     return {"space": space_name, "dataset": dataset, "options": options, "hash": space.hash(arch),

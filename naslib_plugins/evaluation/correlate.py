@@ -16,7 +16,8 @@ from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.evaluation.correlation import correlations
 from naslib_plugins.evaluation.ground_truth import GroundTruth
 from naslib_plugins.evaluation.journal import ScoreLog, read_score_log
-from naslib_plugins.evaluation.scoring import ScoringJob, make_predictors, score_into_log
+from naslib_plugins.evaluation.scoring import ScoringJob, hvp_setting, make_predictors, score_into_log
+from naslib_plugins.fileio import atomic_write, write_text_atomic
 from naslib_plugins.predictors import PREDICTORS, SetPredictor, get_predictor
 from naslib_plugins.spaces.base import SearchSpace
 
@@ -43,9 +44,10 @@ def score_keys(
     resume: bool = True,
     desc: str = "scoring",
     device: torch.device = CPU,
+    hvp: str = "fd",
 ) -> dict[str, dict]:
     """Score every key not already in the log; returns {hash: record} for all keys."""
-    job = ScoringJob(space, dataset, make_predictors(predictor_names), batches, seed, device=str(device))
+    job = ScoringJob(space, dataset, make_predictors(predictor_names, hvp), batches, seed, device=str(device))
     with ScoreLog(log_path, settings, resume=resume) as log:
         # keys are the space's hashes, which every space parses back
         score_into_log(log, job, keys, workers=workers, desc=desc)
@@ -53,7 +55,7 @@ def score_keys(
 
 
 def write_scores_csv(path: Path, records: list[dict], names: list[str], truth: GroundTruth | None) -> None:
-    with open(path, "w", newline="") as f:
+    with atomic_write(path, newline="") as f:
         w = csv.writer(f)
         header = ["hash", "arch_str"] + ([truth.metric] if truth else [])
         for n in names:
@@ -107,7 +109,7 @@ def split_predictors(names: list[str], options: dict[str, dict] | None = None
 
 
 # what must agree for scores from an earlier run to stand in for scoring now
-_REUSE_KEYS = ("space", "dataset", "seed", "batch_size", "labels", "data", "resolution")
+_REUSE_KEYS = ("space", "dataset", "seed", "batch_size", "labels", "data", "resolution", "hvp")
 
 
 def read_reused_scores(path: Path, settings: dict, describe: str) -> dict[str, dict]:
@@ -124,8 +126,9 @@ def read_reused_scores(path: Path, settings: dict, describe: str) -> dict[str, d
         except ValueError as e:
             raise BenchmarkFileError(f"{meta_path}: not valid JSON ({e})") from None
         theirs = {"space": meta.get("space"), "dataset": meta.get("dataset"), "seed": meta.get("seed"),
-                  "data": meta.get("data")}
-        ours = {"space": settings["space"], "dataset": settings["dataset"], "seed": settings["seed"], "data": describe}
+                  "data": meta.get("data"), "hvp": meta.get("hvp")}
+        ours = {"space": settings["space"], "dataset": settings["dataset"], "seed": settings["seed"], "data": describe,
+                "hvp": settings.get("hvp")}
         names = list(meta.get("predictors", {}))
         records = _read_scores_csv(csv_path, names)
     else:
@@ -179,11 +182,13 @@ def run_correlation(
     scores_from: list[Path] = (),
     predictor_options: dict[str, dict] | None = None,
     device: torch.device = CPU,
+    hvp: str = "fd",
 ) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     keys = sample_keys(list(truth.values), n_archs, seed)
     per_arch, set_predictors = split_predictors(predictor_names, predictor_options)
-    base = {"space": space.name, "dataset": dataset, "seed": seed, **batches.settings()}
+    base = {"space": space.name, "dataset": dataset, "seed": seed, **batches.settings(),
+            **hvp_setting(make_predictors(per_arch, hvp))}
     # predictors an earlier run scored on every one of these architectures are not scored again
     reused: dict[str, dict] = {k: {"hash": k, "scores": {}, "seconds": {}, "status": {}, "reason": {}} for k in keys}
     for path in scores_from:
@@ -206,7 +211,7 @@ def run_correlation(
         settings = {**base, "predictors": to_score, "keys": len(keys), "benchmark": Path(truth.source).name,
                     "metric": truth.metric}
         fresh = score_keys(space, keys, dataset, to_score, batches, seed, out / "scores.jsonl", settings,
-                           workers=workers, resume=resume, desc=f"{space.name}/{dataset}", device=device)
+                           workers=workers, resume=resume, desc=f"{space.name}/{dataset}", device=device, hvp=hvp)
         for k in keys:
             for field in ("scores", "seconds", "status", "reason"):
                 records[k][field].update(fresh[k][field])
@@ -225,6 +230,7 @@ def run_correlation(
     write_scores_csv(out / "scores.csv", ordered, names, truth)
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": seed,
               "metric": truth.metric, "benchmark": Path(truth.source).name, "data": batches.describe(),
+              **{k: base[k] for k in ("hvp",) if k in base},
               "command": command, "environment": environment(device), "predictors": {}}
     for name, predictor in set_predictors.items():
         result.setdefault("set_level", {})[name] = predictor.options()
@@ -235,9 +241,10 @@ def run_correlation(
         c["seconds_per_arch"] = round(float(np.mean([r["seconds"][name] for r in ordered])), 4)
         c["failures"] = sorted({r["reason"][name] for r in ordered if name in r["reason"]})[:5]
         result["predictors"][name] = c
-    (out / "correlation.json").write_text(json.dumps(result, indent=2) + "\n")
+    write_text_atomic(out / "correlation.json", json.dumps(result, indent=2) + "\n")
     table = correlation_table(result)
-    (out / "correlation.md").write_text(
-        table + f"\n\nData: {result['data']}.\nBenchmark: {result['benchmark']}.\n\nCommand: `{command}`\n"
+    write_text_atomic(
+        out / "correlation.md",
+        table + f"\n\nData: {result['data']}.\nBenchmark: {result['benchmark']}.\n\nCommand: `{command}`\n",
     )
     return result

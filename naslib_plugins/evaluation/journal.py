@@ -4,71 +4,129 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from naslib_plugins.errors import UserError
+from naslib_plugins.fileio import OutputLock, atomic_write, write_text_atomic
+
+REJECTED_SUFFIX = ".rejected"
 
 
-def read_score_log(path: str | Path) -> tuple[dict, dict[str, dict], int, int]:
-    """(header settings, {hash: record}, bytes up to the last whole record, file size). A torn
-    last line from a kill, and anything after it, is left out."""
-    path = Path(path)
+@dataclass
+class _Scan:
+    header: dict
+    records: dict[str, dict]
+    kept: list[bytes]  # the lines a repaired log holds: the header, intact records and blank lines
+    rejected: list[tuple[int, str, bytes]]  # (line number, why, the line) of each line set aside
+    ends_in_newline: bool
+    size: int
+
+
+def _scan(path: Path) -> _Scan:
+    """Every line judged on its own, so one damaged line costs only itself: a torn or corrupted
+    line, a second copy of the header (two logs joined), or a header of other settings together
+    with the records under it (which belong to another run) are set aside; every intact record is
+    kept."""
     try:
         raw = path.read_bytes()
     except OSError as e:
         raise UserError(f"score log {path}: {e.strerror}") from None
     lines = raw.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # what follows the final newline
     try:
         header = json.loads(lines[0])["header"]
-    except (ValueError, KeyError, TypeError):
+    except (IndexError, ValueError, KeyError, TypeError):
         raise UserError(f"{path}: not a score log (no header line); remove it or pick another --out") from None
-    records: dict[str, dict] = {}
-    good = len(lines[0]) + 1
-    for line in lines[1:]:
+    scan = _Scan(header, {}, [lines[0]], [], raw.endswith(b"\n"), len(raw))
+    foreign = None  # line number of the other settings' header the lines now read fall under
+    for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
-            good += len(line) + 1
+            scan.kept.append(line)
             continue
         try:
             record = json.loads(line)
-        except ValueError:
-            break  # torn write from a kill: everything after it is dropped
-        if not isinstance(record, dict) or "hash" not in record:
-            break
-        records[record["hash"]] = record
-        good += len(line) + 1
-    return header, records, min(good, len(raw)), len(raw)
+        except ValueError:  # also undecodable bytes (UnicodeDecodeError)
+            scan.rejected.append((number, "not valid JSON (a torn or damaged write)", line))
+            continue
+        if isinstance(record, dict) and "header" in record:
+            foreign = None if record["header"] == header else number
+            why = "a repeated header (two logs joined)" if foreign is None else "the header of other settings"
+            scan.rejected.append((number, why, line))
+        elif foreign is not None:
+            scan.rejected.append((number, f"a record under the header of other settings on line {foreign}", line))
+        elif not isinstance(record, dict) or not isinstance(record.get("hash"), str):
+            scan.rejected.append((number, "not a record (no hash)", line))
+        else:
+            scan.records[record["hash"]] = record
+            scan.kept.append(line)
+    return scan
+
+
+def read_score_log(path: str | Path) -> tuple[dict, dict[str, dict], int, int]:
+    """(header settings, {hash: record} of every intact record, the size the file has once a resume
+    has repaired it, its size now); the two sizes differ when a resume will set damaged lines aside
+    or end the last record with its missing newline."""
+    scan = _scan(Path(path))
+    return scan.header, scan.records, sum(len(line) + 1 for line in scan.kept), scan.size
 
 
 class ScoreLog:
     """An append-only JSONL of records after one header line holding the run's settings.
 
     Each record is flushed and fsynced as it is written, so a killed run loses at most the
-    architecture in flight; reopening skips what is there, drops a torn last line, and refuses
-    a file written with other settings."""
+    architecture in flight. Reopening refuses a file written with other settings, skips what is
+    there, and repairs the rest without losing an intact record: damaged lines go to
+    `<log>.rejected` with their line numbers, and a last record without its newline gets one
+    before anything is appended. The log is locked against a second writer while open."""
 
     def __init__(self, path: str | Path, settings: dict, resume: bool = True):
         self.path = Path(path)
         self.settings = settings
         self.records: dict[str, dict] = {}
-        if self.path.exists() and resume:
-            self._load()
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "w") as f:
-                f.write(json.dumps({"header": settings}, sort_keys=True) + "\n")
-        self._file = open(self.path, "a")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = OutputLock(self.path)
+        try:
+            if self.path.exists() and resume:
+                self._load()
+            else:
+                write_text_atomic(self.path, json.dumps({"header": settings}, sort_keys=True) + "\n")
+            self._file = open(self.path, "a")
+        except BaseException:
+            self._lock.release()
+            raise
 
     def _load(self) -> None:
-        header, self.records, good, size = read_score_log(self.path)
-        if header != self.settings:
-            diff = sorted(k for k in set(header) | set(self.settings) if header.get(k) != self.settings.get(k))
+        scan = _scan(self.path)
+        if scan.header != self.settings:
+            diff = sorted(k for k in set(scan.header) | set(self.settings)
+                          if scan.header.get(k) != self.settings.get(k))
             raise UserError(
                 f"{self.path} was written with other settings ({', '.join(diff)}); "
                 "use the same settings to resume, or another --out"
             )
-        if good < size:
-            with open(self.path, "r+b") as f:
-                f.truncate(good)
+        self.records = scan.records
+        if scan.rejected:
+            side = self.path.with_name(self.path.name + REJECTED_SUFFIX)
+            # appended, so what earlier resumes set aside stays; on disk before the log loses them
+            with open(side, "a") as f:
+                for number, why, line in scan.rejected:
+                    # surrogateescape keeps undecodable bytes recoverable: encode the text back with it
+                    text = line.decode("utf-8", "surrogateescape")
+                    f.write(json.dumps({"line": number, "reason": why, "text": text}) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            with atomic_write(self.path, binary=True) as f:
+                f.write(b"".join(line + b"\n" for line in scan.kept))
+            print(f"{self.path}: set aside {len(scan.rejected)} damaged line(s) in {side}; kept "
+                  f"{len(self.records)} intact record(s)", file=sys.stderr)
+        elif not scan.ends_in_newline:
+            with open(self.path, "ab") as f:  # else the next record would be glued onto the last
+                f.write(b"\n")
+                f.flush()
+                os.fsync(f.fileno())
 
     def add(self, record: dict) -> None:
         self.records[record["hash"]] = record
@@ -78,6 +136,7 @@ class ScoreLog:
 
     def close(self) -> None:
         self._file.close()
+        self._lock.release()
 
     def __enter__(self) -> ScoreLog:
         return self

@@ -21,7 +21,8 @@ import torch
 from naslib_plugins.data.batches import BatchSource, DrawnBatches, on_device
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.journal import ScoreLog
-from naslib_plugins.predictors import Predictor, SetPredictor, get_predictor
+from naslib_plugins.params import constructor_params
+from naslib_plugins.predictors import PREDICTORS, Predictor, SetPredictor
 from naslib_plugins.predictors.base import shared_gradients
 from naslib_plugins.spaces.base import SearchSpace
 
@@ -79,18 +80,27 @@ def score_architecture(
     return record
 
 
-def make_predictors(names: Iterable[str]) -> dict[str, Predictor]:
+def make_predictors(names: Iterable[str], hvp: str = "fd") -> dict[str, Predictor]:
+    """The named per-architecture predictors; `hvp` goes to those that take a second derivative."""
     out = {}
     for name in names:
         if name in out:
             raise UserError(f"predictor {name!r} named twice")
-        predictor = get_predictor(name)
+        cls = PREDICTORS.get(name)
+        predictor = cls(hvp=hvp) if "hvp" in constructor_params(cls) else cls()
         if isinstance(predictor, SetPredictor):
             raise UserError(f"{name!r} ranks a whole set of architectures, not one: use it with correlate")
         out[name] = predictor
     if not out:
         raise UserError("no predictors named")
     return out
+
+
+def hvp_setting(predictors: dict[str, Predictor]) -> dict:
+    """{"hvp": "fd"} where a predictor takes its second derivative by finite differences, for a
+    run's settings (none: the exact double backward, all runs made before fd existed)."""
+    modes = {p.hvp for p in predictors.values() if getattr(p, "hvp", "exact") != "exact"}
+    return {"hvp": modes.pop()} if modes else {}
 
 
 @dataclass(frozen=True)
@@ -119,10 +129,20 @@ class ScoringJob:
 _job: ScoringJob | None = None  # a pool worker's job, set once by its initializer
 
 
-def _worker_init(job: ScoringJob) -> None:
+def _worker_init(job: ScoringJob, gpus_per_task: float = 0.0, counter=None) -> None:
     global _job
     torch.set_num_threads(1)  # two workers x two threads on two cores is ~5x slower (pitfalls)
+    if gpus_per_task:
+        with counter.get_lock():
+            k, counter.value = counter.value, counter.value + 1
+        job = replace(job, device=f"cuda:{pool_gpu(k, gpus_per_task)}")
     _job = job
+
+
+def pool_gpu(worker: int, gpus_per_task: float) -> int:
+    """The GPU of the local pool's `worker`-th process: 1 / gpus_per_task processes per GPU, in
+    order (0.25: workers 0-3 on GPU 0, 4-7 on GPU 1)."""
+    return int(worker * gpus_per_task + 1e-9)
 
 
 def _score_one(arch: Any) -> dict:
@@ -138,17 +158,21 @@ def _score_chunk(job: ScoringJob, archs: list) -> list[dict]:
 BACKENDS = ("local", "ray")
 
 
-def check_backend(backend: str, workers: int, gpus_per_task: float = 0.0) -> None:
-    """Fails before anything is written: an unknown backend, no workers, a GPU share outside Ray,
-    or Ray not installed."""
+def check_backend(backend: str, workers: int, gpus_per_task: float = 0.0, device: str = "cpu") -> None:
+    """Fails before anything is written: an unknown backend, no workers, a local GPU share off
+    CUDA or beyond the GPUs there, or Ray not installed."""
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
     if workers < 1:
         raise UserError(f"workers must be at least 1, got {workers}")
     if not gpus_per_task >= 0:
         raise UserError(f"GPUs per task must be 0 or more, got {gpus_per_task}")
-    if gpus_per_task and backend != "ray":
-        raise UserError("a GPU share per task needs --backend ray (the local pool runs on --device)")
+    if gpus_per_task and backend == "local":
+        if torch.device(device).type != "cuda":
+            raise UserError(f"--gpus-per-task shares CUDA devices among the local workers; the device is {device}")
+        needed, there = pool_gpu(workers - 1, gpus_per_task) + 1, torch.cuda.device_count()
+        if needed > there:
+            raise UserError(f"{workers} workers at {gpus_per_task:g} GPU each need {needed} GPUs; {there} here")
     if backend == "ray":
         try:
             import ray  # noqa: F401
@@ -161,21 +185,24 @@ def score_stream(job: ScoringJob, archs: list, workers: int = 1, backend: str = 
     """Records as they finish (completion order when workers > 1 or on Ray). `backend="ray"`
     sends chunks of `chunk_size` architectures as Ray tasks to the cluster at `address` (or
     $RAY_ADDRESS), or to a local instance started with `workers` CPUs; each task holds one CPU
-    and `gpus_per_task` GPUs (then it scores on its GPU)."""
-    check_backend(backend, workers, gpus_per_task)
+    and `gpus_per_task` GPUs (then it scores on its GPU). The local pool's `workers` processes
+    share the CUDA devices `gpus_per_task` each, in order (see pool_gpu)."""
+    check_backend(backend, workers, gpus_per_task, job.device)
     if backend == "ray":
         if chunk_size < 1:
             raise UserError(f"chunk size must be at least 1, got {chunk_size}")
         return _ray_stream(job, archs, workers, address, chunk_size, gpus_per_task)
-    if workers == 1:
+    if workers == 1 and not gpus_per_task:
         return (job.score(arch) for arch in archs)
-    return _pool_stream(job, archs, workers)
+    return _pool_stream(job, archs, workers, gpus_per_task)
 
 
-def _pool_stream(job: ScoringJob, archs: list, workers: int) -> Iterator[dict]:
+def _pool_stream(job: ScoringJob, archs: list, workers: int, gpus_per_task: float = 0.0) -> Iterator[dict]:
     import multiprocessing as mp
 
-    with mp.get_context("spawn").Pool(workers, initializer=_worker_init, initargs=(job,)) as pool:
+    context = mp.get_context("spawn")
+    initargs = (job, gpus_per_task, context.Value("i", 0))
+    with context.Pool(workers, initializer=_worker_init, initargs=initargs) as pool:
         yield from pool.imap_unordered(_score_one, archs)
 
 

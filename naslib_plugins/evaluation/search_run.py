@@ -17,6 +17,7 @@ from naslib_plugins.device import CPU, environment
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.evaluation.ground_truth import GroundTruth, load_ground_truth
 from naslib_plugins.evaluation.journal import ScoreLog
+from naslib_plugins.fileio import write_text_atomic
 from naslib_plugins.search.base import Optimizer
 from naslib_plugins.spaces.base import SearchSpace
 
@@ -94,7 +95,8 @@ def run_search(
     progress: bool = True,
     device: torch.device = CPU,
 ) -> dict:
-    """Search once per seed (resuming from out/runs.jsonl) and write out/search.json."""
+    """Search once per seed (resuming from out/runs.jsonl) and write out/search.json, which covers every
+    seed finished in out/runs.jsonl."""
     dataset = space.check_dataset(dataset)
     optimizer.check(space, dataset)
     truths, notes = load_accuracies(benchmark, space, dataset)  # fail before any search
@@ -103,15 +105,16 @@ def run_search(
     settings = {"optimizer": optimizer.name, "options": optimizer.options(), "space": space.name,
                 "dataset": dataset, "batch_size": probe.batch_size, "labels": probe.labels, "data": probe.data,
                 "images": Path(probe.images).name if probe.images else None}
-    config = {**optimizer.options(), **{k: settings[k] for k in ("batch_size", "labels", "data", "images")},
-              "seeds": seeds}
+    config = {**optimizer.options(), **{k: settings[k] for k in ("batch_size", "labels", "data", "images")}}
     out.mkdir(parents=True, exist_ok=True)
 
     def write(records: dict) -> dict:
-        done = [records[str(s)] for s in seeds if str(s) in records]
-        result = _summary(optimizer, space, dataset, config, done, truths, transfer, notes, benchmark, probe,
-                          command, device)
-        (out / "search.json").write_text(json.dumps(result, indent=2) + "\n")
+        # every finished seed in runs.jsonl, not only those asked for now: a rerun with fewer
+        # --seeds must not drop the others from the summary
+        done = sorted(records.values(), key=lambda r: r["seed"])
+        result = _summary(optimizer, space, dataset, {**config, "seeds": [r["seed"] for r in done]}, done, truths,
+                          transfer, notes, benchmark, probe, command, device)
+        write_text_atomic(out / "search.json", json.dumps(result, indent=2) + "\n")
         return result
 
     with ScoreLog(out / "runs.jsonl", settings, resume=resume) as log:

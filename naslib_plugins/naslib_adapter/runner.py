@@ -16,6 +16,7 @@ from naslib_plugins.config import read_yaml
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.ground_truth import default_benchmark
 from naslib_plugins.evaluation.search_run import ACCURACY_METRICS, load_accuracies
+from naslib_plugins.fileio import write_text_atomic
 from naslib_plugins.naslib_adapter.converters import from_graph
 from naslib_plugins.naslib_adapter.optimizers import make_optimizer
 from naslib_plugins.spaces import get_space
@@ -84,6 +85,6 @@ def run_config(path: str | Path, benchmark: str | Path | None = None) -> dict:
         result["notes"] += notes
     result["trace"] = optimizer.outcome.trace
     out = Path(config.save) / "naslib_run.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    write_text_atomic(out, json.dumps(result, indent=2) + "\n")
     result["out"] = str(out)
     return result

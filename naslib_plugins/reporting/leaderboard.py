@@ -2,7 +2,8 @@
 
 Reads every `correlation.json` (evaluation/correlate.py) and `search.json` (evaluation/search_run.py) below the
 folder and writes LEADERBOARD.md, .csv and .json there. The CSV and JSON hold the same rows as the
-markdown tables; every row names the file it came from, every published figure its source.
+markdown tables; every row names the file it came from, every published figure its source. A damaged
+run (or plot input) is left out with a warning naming its file.
 """
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ import math
 from pathlib import Path
 
 from naslib_plugins.errors import BenchmarkFileError
+from naslib_plugins.fileio import atomic_write, write_text_atomic
 from naslib_plugins.reporting.published import Anchors, Source, parse_anchors
-from naslib_plugins.reporting.runs import PREDICTOR_KEYS, correlation_runs, search_runs
+from naslib_plugins.reporting.runs import PREDICTOR_KEYS, correlation_runs, search_runs, warn_skipped
 
 # the config values that tell one search protocol from another, in the order shown
 KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "pool", "validate_rounds", "steps", "mu", "nu",
-                "nu_stat", "drop_none", "channels", "cells", "batch_size", "labels", "data")
+                "nu_stat", "drop_none", "hvp", "channels", "cells", "batch_size", "labels", "data")
 CSV_COLUMNS = ("kind", "space", "dataset", "transfer_from", "method", "file", "settings", "n_archs", "seeds", "metric",
                "kendall", "spearman", "top10_precision", "n_valid", "n_failed", "seconds_per_arch",
                "mean_test_accuracy", "std_test_accuracy", "n_seeds", "mean_search_seconds", "mean_cpu_seconds",
@@ -43,9 +45,9 @@ def _published(items: list) -> str:
     return "; ".join(f"{a.source.label}: {a.values()}" for a in items)
 
 
-def _correlation_sections(results_dir: Path, anchors: Anchors | None) -> list[dict]:
+def _correlation_sections(results_dir: Path, runs: list[tuple[Path, dict]], anchors: Anchors | None) -> list[dict]:
     groups: dict[tuple[str, str], list[tuple[Path, dict]]] = {}
-    for path, data in correlation_runs(results_dir):
+    for path, data in runs:
         groups.setdefault((data["space"], data["dataset"]), []).append((path, data))
     sections = []
     for (space, dataset), runs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1].lower())):
@@ -225,8 +227,9 @@ def build_leaderboard(results_dir: Path, anchors: Path | None, plots: bool = Tru
     if not results_dir.is_dir():
         raise BenchmarkFileError(f"results folder not found: {results_dir}")
     parsed = parse_anchors(anchors) if anchors else None
+    correlation = correlation_runs(results_dir)
     board = {"results_dir": str(results_dir), "anchors_file": str(anchors) if anchors else None,
-             "correlation": _correlation_sections(results_dir, parsed),
+             "correlation": _correlation_sections(results_dir, correlation, parsed),
              "search": search_section(results_dir, parsed), "plots": []}
     if plots:
         from naslib_plugins.reporting.plots import scatter_plots, spearman_bars
@@ -236,19 +239,22 @@ def build_leaderboard(results_dir: Path, anchors: Path | None, plots: bool = Tru
             for run in section["runs"]:
                 run_dir = (results_dir / run["file"]).parent
                 out = folder / "scatter" / f"{Path(run['file']).parent.as_posix().replace('/', '__')}.png"
-                board["plots"].append(scatter_plots(run_dir, out).relative_to(results_dir).as_posix())
+                try:
+                    board["plots"].append(scatter_plots(run_dir, out).relative_to(results_dir).as_posix())
+                except BenchmarkFileError as e:  # e.g. a damaged scores.csv beside a good correlation.json
+                    warn_skipped(e, "plot")
         if board["correlation"]:
-            board["plots"].append(spearman_bars(results_dir, folder / "spearman_bars.png")
+            board["plots"].append(spearman_bars(results_dir, folder / "spearman_bars.png", correlation)
                                   .relative_to(results_dir).as_posix())
     # citation numbers in order of first use, correlation tables first
     used = [s for section in board["correlation"] for s in section["sources"]] + board["search"]["sources"]
     sources = list(dict.fromkeys(used))
     refs = {s: i for i, s in enumerate(sources, start=1)}
-    (results_dir / "LEADERBOARD.md").write_text(_markdown(board, parsed, refs))
+    write_text_atomic(results_dir / "LEADERBOARD.md", _markdown(board, parsed, refs))
 
     rows = [r for s in board["correlation"] for r in s["rows"] + s["published_only"]]
     rows += board["search"]["rows"] + board["search"]["published_only"]
-    with open(results_dir / "LEADERBOARD.csv", "w", newline="") as f:
+    with atomic_write(results_dir / "LEADERBOARD.csv", newline="") as f:
         w = csv.writer(f)
         w.writerow(CSV_COLUMNS)
         for r in rows:
@@ -265,5 +271,5 @@ def build_leaderboard(results_dir: Path, anchors: Path | None, plots: bool = Tru
                    "published_only": [_jsonable(r) for r in board["search"]["published_only"]],
                    "sources": [refs[x] for x in board["search"]["sources"]]},
     }
-    (results_dir / "LEADERBOARD.json").write_text(json.dumps(out, indent=2) + "\n")
+    write_text_atomic(results_dir / "LEADERBOARD.json", json.dumps(out, indent=2) + "\n")
     return out

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.fileio import atomic_write
 from naslib_plugins.reporting.runs import correlation_runs, read_correlation, read_scores
 
 DECADES_FOR_LOG = 2  # positive scores spanning at least this many decades get a log axis
@@ -22,7 +23,8 @@ HEAVY_TAIL = 20  # scores with zeros or both signs get a symlog axis when max |s
 def _save(fig: Figure, out_png: Path) -> Path:
     out_png = Path(out_png)
     out_png.parent.mkdir(parents=True, exist_ok=True)
-    FigureCanvasAgg(fig).print_png(out_png)
+    with atomic_write(out_png, binary=True) as f:
+        FigureCanvasAgg(fig).print_png(f)
     return out_png
 
 
@@ -81,12 +83,14 @@ def scatter_plots(run_dir: Path, out_png: Path | None = None) -> Path:
     return _save(fig, out_png or run_dir / "scatter.png")
 
 
-def spearman_bars(results_dir: Path, out_png: Path | None = None) -> Path:
-    """Spearman of every predictor on every benchmark (space / dataset); where several runs
-    cover one benchmark and predictor, the one with the most architectures (first by path)."""
+def spearman_bars(results_dir: Path, out_png: Path | None = None, runs: list[tuple[Path, dict]] | None = None
+                  ) -> Path:
+    """Spearman of every predictor on every benchmark (space / dataset) of the correlation runs under
+    `results_dir` (or the given ones, read by runs.correlation_runs); where several runs cover one
+    benchmark and predictor, the one with the most architectures (first by path)."""
     results_dir = Path(results_dir)
     chosen: dict[tuple[str, str], dict[str, tuple[int, float | None]]] = {}
-    for _, data in correlation_runs(results_dir):
+    for _, data in correlation_runs(results_dir) if runs is None else runs:
         bench = chosen.setdefault((data["space"], data["dataset"]), {})
         for name, c in data["predictors"].items():
             if name not in bench or data["n_archs"] > bench[name][0]:

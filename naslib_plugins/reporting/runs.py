@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -63,18 +64,38 @@ def read_agreement(path: Path) -> dict:
 def read_search(path: Path) -> dict:
     """A search.json with every seed's run."""
     data = read_json(path, SEARCH_KEYS)
+    if not isinstance(data["runs"], list):
+        raise BenchmarkFileError(f"{path}: 'runs' must be a list of the seeds' runs")
     _require(path, (("a run", run) for run in data["runs"]), RUN_KEYS)
     return data
 
 
+def warn_skipped(error: BenchmarkFileError, what: str) -> None:
+    """One warning line naming the damaged file; the caller goes on without it, so one broken run
+    does not stop a report over many."""
+    print(f"naslib-plugins: warning: {error}; {what} skipped", file=sys.stderr)
+
+
+def _readable(paths: Iterable[Path], read) -> list[tuple[Path, dict]]:
+    runs = []
+    for path in paths:
+        try:
+            runs.append((path, read(path)))
+        except BenchmarkFileError as e:
+            warn_skipped(e, "run")
+    return runs
+
+
 def correlation_runs(results_dir: Path) -> list[tuple[Path, dict]]:
-    """Every correlation.json below results_dir, validated, in path order."""
-    return [(path, read_correlation(path)) for path in sorted(Path(results_dir).rglob("correlation.json"))]
+    """Every readable correlation.json below results_dir, validated, in path order; a damaged one is
+    skipped with a warning."""
+    return _readable(sorted(Path(results_dir).rglob("correlation.json")), read_correlation)
 
 
 def search_runs(results_dir: Path) -> list[tuple[Path, dict]]:
-    """Every search.json below results_dir, validated, in path order."""
-    return [(path, read_search(path)) for path in sorted(Path(results_dir).rglob("search.json"))]
+    """Every readable search.json below results_dir, validated, in path order; a damaged one is
+    skipped with a warning."""
+    return _readable(sorted(Path(results_dir).rglob("search.json")), read_search)
 
 
 def read_scores(run_dir: Path, names: list[str]) -> dict[str, dict[str, float]]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 
 import numpy as np
 import torch
@@ -19,10 +20,11 @@ from tqdm import tqdm
 from naslib_plugins.data.batches import BatchSource, on_device
 from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
+from naslib_plugins.hvp import HVP_HELP, FrozenKinks, check_hvp, fd_step, shifted, sq_norm
 from naslib_plugins.predictors.base import model_device
 from naslib_plugins.search.base import SUPERNET_HELP, Optimizer, SearchOutcome
 from naslib_plugins.spaces.base import SearchSpace
-from naslib_plugins.spaces.supernet import Supernet
+from naslib_plugins.spaces.supernet import Supernet, first_order
 
 NU_MODES = ("adaptive", "fixed")
 # the statistic of the random architectures' scores that sets a fixed nu: eq. 39 takes the mean;
@@ -105,6 +107,11 @@ def architecture_score(net: Supernet, weights: Sequence[torch.Tensor], x: torch.
     return sum((g * g).sum() for g in grads if g is not None)
 
 
+def laid_out(x: torch.Tensor, layout: torch.memory_format) -> torch.Tensor:
+    """An image batch in `layout`; other inputs (the MLP space's vectors) contiguous."""
+    return x.contiguous(memory_format=layout) if x.dim() == 4 else x.contiguous()
+
+
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -124,11 +131,13 @@ class NASI(Optimizer):
         "xi": "step size: ||Delta|| <= xi",
         **SUPERNET_HELP,
         "drop_none": "leave `none` out of every edge's candidates (NB201, TNB micro)",
+        "hvp": f"d S / d alpha: {HVP_HELP}",
     }
 
     def __init__(self, steps: int = 100, mu: float = 1.0, nu: str = "adaptive", nu0: float | None = None,
                  nu_scale: float = 1.0, nu_samples: int = 50, nu_stat: str = "mean", tau: float = 1.0, xi: float = 1.0,
-                 channels: int | None = None, cells: int | None = None, drop_none: bool = False):
+                 channels: int | None = None, cells: int | None = None, drop_none: bool = False,
+                 hvp: str = "fd"):
         if nu not in NU_MODES:
             raise UserError(f"unknown nu mode {nu!r}; known: {', '.join(NU_MODES)}")
         if nu_stat not in NU_STATS:
@@ -162,6 +171,7 @@ class NASI(Optimizer):
         self.channels = channels
         self.cells = cells
         self.drop_none = bool(drop_none)
+        self.hvp = check_hvp(hvp, "nasi")
 
     def _adaptive_nu0(self) -> float:
         return ADAPTIVE_NU0 if self.nu0 is None else self.nu0
@@ -172,7 +182,8 @@ class NASI(Optimizer):
             options["nu0"] = self._adaptive_nu0()
         # options added after runs were recorded: left out at the paper's choice, so those runs
         # keep resuming and their recorded commands still reproduce them
-        for key, paper in (("nu_stat", "mean"), ("drop_none", False)):
+        # (hvp: runs recorded before fd existed used the exact double backward)
+        for key, paper in (("nu_stat", "mean"), ("drop_none", False), ("hvp", "exact")):
             if options[key] == paper:
                 del options[key]
         return options
@@ -187,12 +198,16 @@ class NASI(Optimizer):
         self.check(space, dataset)
         loss_fn = space.loss_fn(dataset)
         torch.manual_seed(seed)  # theta_0, drawn on the CPU whatever the device
-        net = space.supernet(dataset, "nasi", {"channels": self.channels, "cells": self.cells}).to(device)
+        # channels-last pays on the CPU for the finite-difference step (4.1x a bare forward+backward
+        # against 5.0x in NCHW, perf/bench_hvp.py), not for the double backward (1.4x slower there),
+        # nor on CUDA, where cuDNN's channels-last kernels gave wrong gradients (README, "Devices")
+        layout = torch.channels_last if self.hvp == "fd" and device.type == "cpu" else torch.contiguous_format
+        net = space.supernet(dataset, "nasi", {"channels": self.channels, "cells": self.cells})
+        net.to(device=device, memory_format=layout)
         batches = on_device(batches, device)
         # alpha, the Gumbel noise and the sampled weights stay on the CPU (a few dozen numbers, drawn
         # from the CPU generator, so a seed samples the same architectures on every device); the
         # weights reach the network through a differentiable copy to its device
-        # NCHW, not channels-last: the double backward, most of a step, runs faster in NCHW here
         net.train()
         generator = torch.Generator().manual_seed(seed)  # Gumbel noise and random architectures
         # added to alpha wherever it is sampled or decoded: -inf takes `none` out of the candidates
@@ -207,34 +222,37 @@ class NASI(Optimizer):
             if self.nu0 is not None:
                 fixed = self.nu_scale * self.nu0
             else:
-                trace["random_scores"] = self._random_scores(net, offsets, batches, loss_fn, generator, progress)
+                trace["random_scores"] = self._random_scores(net, offsets, batches, loss_fn, generator, progress,
+                                                              layout)
                 fixed = fixed_nu(trace["random_scores"], self.nu_scale, self.nu_stat)
 
         alpha = [torch.zeros(n, requires_grad=True) for n in net.groups]  # alpha_0 = 0
         gradients: list[np.ndarray] = []
         steps = tqdm(range(self.steps), desc=f"nasi seed {seed}", unit="step", file=sys.stderr,
                      dynamic_ncols=True, disable=not progress)
-        for t in steps:
-            x, y = batches.batch(t)
-            x = x.contiguous()
-            weights = [straight_through(a + o, gumbel(a.numel(), generator), self.tau).to(device)
-                       for a, o in zip(alpha, offsets)]
-            score = architecture_score(net, weights, x, y, loss_fn, create_graph=True)
-            s = float(score.detach())
-            if not math.isfinite(s):
-                raise UserError(f"nasi: non-finite score {s} at step {t + 1} of seed {seed}; finished seeds are "
-                                "saved, the others cannot be searched with these settings")
-            nu = fixed if fixed is not None else adaptive_nu(self._adaptive_nu0(), trace["score"])
-            slope = penalty_slope(s, self.mu, nu)
-            if slope == 0.0:  # dR/dS = 0: G_t is exactly zero, no need for the double backward
-                g = np.zeros(sum(net.groups))
-            else:
-                d_alpha = torch.autograd.grad(score, alpha)
-                g = slope * torch.cat(d_alpha).double().numpy()
-            del score
-            gradients.append(g)
-            for key, value in (("score", s), ("nu", nu), ("slope", slope), ("grad_norm", float(np.linalg.norm(g)))):
-                trace[key].append(value)
+        with FrozenKinks(net) if self.hvp == "fd" else nullcontext() as kinks:
+            for t in steps:
+                x, y = batches.batch(t)
+                noise = [gumbel(a.numel(), generator) for a in alpha]
+
+                def sample(noise=noise):
+                    return [straight_through(a + o, n, self.tau).to(device) for a, o, n in zip(alpha, offsets, noise)]
+
+                s, score_gradient = self._step(net, kinks, alpha, sample, laid_out(x, layout), y, loss_fn)
+                if not math.isfinite(s):
+                    raise UserError(f"nasi: non-finite score {s} at step {t + 1} of seed {seed}; finished seeds "
+                                    "are saved, the others cannot be searched with these settings")
+                nu = fixed if fixed is not None else adaptive_nu(self._adaptive_nu0(), trace["score"])
+                slope = penalty_slope(s, self.mu, nu)
+                if slope == 0.0:  # dR/dS = 0: G_t is exactly zero, no need for the second derivative
+                    g = np.zeros(sum(net.groups))
+                else:
+                    g = slope * torch.cat(score_gradient()).double().numpy()
+                del score_gradient
+                gradients.append(g)
+                for key, value in (("score", s), ("nu", nu), ("slope", slope),
+                                   ("grad_norm", float(np.linalg.norm(g)))):
+                    trace[key].append(value)
         delta = nasi_delta(gradients, self.xi)
         alpha_star = list(torch.from_numpy(delta).split(list(net.groups)))  # alpha_0 + Delta*, alpha_0 = 0
         arch = space.parse(net.decode([a + o for a, o in zip(alpha_star, offsets)]))
@@ -244,8 +262,40 @@ class NASI(Optimizer):
                                  "the architecture is the first op of every choice, not a search result"]
         return SearchOutcome(arch=arch, trace=trace)
 
+    @staticmethod
+    def _step(net: Supernet, kinks: FrozenKinks | None, alpha: Sequence[torch.Tensor], sample, x: torch.Tensor,
+              y: torch.Tensor, loss_fn) -> tuple[float, Callable[[], Sequence[torch.Tensor]]]:
+        """S at this step's sample, and a function giving d S / d alpha (called only where the
+        penalty's slope is not 0). Exact (kinks None): the double backward of S. Otherwise
+        d S / d alpha = 2 (d^2 L / d alpha d theta) g ~ (grad_alpha L(theta + eps g)
+        - grad_alpha L(theta - eps g)) / eps, the ReLU pieces frozen at theta (naslib_plugins.hvp)."""
+        if kinks is None:
+            score = architecture_score(net, sample(), x, y, loss_fn, create_graph=True)
+            return float(score.detach()), lambda: torch.autograd.grad(score, alpha)
+        weights = sample()
+        params = net.parameters_of(net.choice_of(weights))
+        # one-hot weights without a gradient: the sampled sub-network alone runs (and is recorded)
+        with kinks.record():
+            g = torch.autograd.grad(loss_fn(net(x, [w.detach() for w in weights]), y), params, allow_unused=True)
+        s = float(sq_norm(g))
+
+        def score_gradient() -> list[torch.Tensor]:
+            if s == 0.0:  # g = 0: S is at its minimum
+                return [torch.zeros_like(a) for a in alpha]
+            eps = fd_step(s)
+            ends = []
+            for sign in (1.0, -1.0):
+                with shifted(net, params, g, sign * eps), kinks.replay(), first_order():
+                    grads = torch.autograd.grad(loss_fn(net(x, sample()), y), alpha, allow_unused=True)
+                # unused: the choice feeds only candidates of weight 0 (say a DARTS reduction cell that no
+                # later node reads), so L does not depend on it at any theta
+                ends.append([torch.zeros_like(a) if d is None else d for a, d in zip(alpha, grads)])
+            return [(plus - minus) / eps for plus, minus in zip(*ends)]
+
+        return s, score_gradient
+
     def _random_scores(self, net: Supernet, offsets: Sequence[torch.Tensor], batches: BatchSource, loss_fn,
-                       generator: torch.Generator, progress: bool) -> list[float]:
+                       generator: torch.Generator, progress: bool, layout: torch.memory_format) -> list[float]:
         """S of nu_samples architectures drawn from p_alpha0 (uniform over each choice's candidates), for eq. 39."""
         candidates = [torch.nonzero(torch.isfinite(o)).flatten().tolist() for o in offsets]
         scores = []
@@ -255,5 +305,5 @@ class NASI(Optimizer):
             weights = [torch.nn.functional.one_hot(torch.tensor(c), n).float().to(model_device(net))
                        for c, n in zip(choice, net.groups)]
             x, y = batches.batch(NU_BATCH_OFFSET + i)
-            scores.append(float(architecture_score(net, weights, x.contiguous(), y, loss_fn, create_graph=False)))
+            scores.append(float(architecture_score(net, weights, laid_out(x, layout), y, loss_fn, create_graph=False)))
         return scores

@@ -36,8 +36,8 @@ class SearchSpace(ABC):
     # readers of the space's own benchmark files by suffix, beside the generic .csv tables and
     # NASLib's zc_<space>.json that every space reads
     benchmark_readers: Mapping[str, Reader] = {}
-    # the all-architecture table, relative to $NASLIB_PLUGINS_DATA (or absolute where the package
-    # ships it), and NASLib's recorded zero-cost scores
+    # the all-architecture ground truth, relative to $NASLIB_PLUGINS_DATA (or absolute where the
+    # package ships it), and NASLib's recorded zero-cost scores (see `zc_path`)
     benchmark_file: Path | None = None
     zc_file: Path | None = None
 
@@ -110,6 +110,12 @@ class SearchSpace(ABC):
 
     def loss_fn(self, dataset: str) -> Callable:
         return F.cross_entropy
+
+    def zc_path(self, dataset: str) -> Path | None:
+        """NASLib's recorded zero-cost scores for `dataset`, relative to $NASLIB_PLUGINS_DATA: the
+        space's `zc_file`, which holds every dataset, unless the space keeps one file per dataset."""
+        self.check_dataset(dataset)
+        return self.zc_file
 
     def check_dataset(self, dataset: str) -> str:
         from naslib_plugins.data.datasets import dataset_info

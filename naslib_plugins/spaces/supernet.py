@@ -12,11 +12,38 @@ lists only the chosen sub-network's.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import torch
 import torch.nn as nn
+
+from naslib_plugins.hvp import unfrozen
+
+_FIRST_ORDER: ContextVar[bool] = ContextVar("first_order", default=False)
+
+
+@contextmanager
+def first_order() -> Iterator[None]:
+    """Within this block supernets run the candidates their weights do not choose without a graph.
+    Exact for the first derivatives in the weights (d output / d w_k is op k's output, and op k's
+    backward is scaled by w_k = 0), which is all NASI's finite-difference step takes; a double
+    backward also needs op k's backward, so the exact step runs outside the block."""
+    token = _FIRST_ORDER.set(True)
+    try:
+        yield
+    finally:
+        _FIRST_ORDER.reset(token)
+
+
+def candidate(op: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, chosen: bool) -> torch.Tensor:
+    """op(x) for a candidate weighted by a weight that carries a gradient (see first_order)."""
+    if chosen or not _FIRST_ORDER.get():
+        return op(x)
+    with torch.no_grad(), unfrozen():
+        return op(x)
 
 
 class Supernet(nn.Module):
@@ -69,6 +96,6 @@ class MixedEdge(nn.Module):
             live = list(self.ops)  # d(output)/d(w_k) is op k's output even where w_k = 0
         out = None
         for key in live:
-            y = w[int(key)] * self.ops[key](x)
+            y = w[int(key)] * candidate(self.ops[key], x, int(key) == chosen)
             out = y if out is None else out + y
         return out

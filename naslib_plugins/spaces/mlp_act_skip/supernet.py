@@ -10,7 +10,7 @@ from naslib_plugins.data.datasets import dataset_info
 from naslib_plugins.spaces.base import SearchSpace
 from naslib_plugins.spaces.mlp_act_skip.encoding import NUM_ACTIVATIONS
 from naslib_plugins.spaces.mlp_act_skip.network import activation_module
-from naslib_plugins.spaces.supernet import Supernet
+from naslib_plugins.spaces.supernet import Supernet, candidate
 
 
 class MLPActSkipSupernet(Supernet):
@@ -37,7 +37,7 @@ class MLPActSkipSupernet(Supernet):
         for n, layer in enumerate(self.layers, start=1):
             z, w = layer(states[-1]), weights[n - 1]
             if w.requires_grad:
-                h = sum(w[a] * act(z) for a, act in enumerate(self.activations))
+                h = sum(w[a] * candidate(act, z, a == choice[n - 1]) for a, act in enumerate(self.activations))
             else:
                 h = self.activations[choice[n - 1]](z)
             for pos, (j, target) in enumerate(self.pairs, start=self.depth):

