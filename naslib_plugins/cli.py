@@ -6,13 +6,14 @@ import argparse
 import csv
 import inspect
 import json
+import os
 import shlex
 import sys
 import typing
 from pathlib import Path
 
 from naslib_plugins.device import environment, resolve_device
-from naslib_plugins.errors import UserError
+from naslib_plugins.errors import UserError, print_error, text_file
 
 if typing.TYPE_CHECKING:  # for annotations only; the commands import what they use when they run
     from naslib_plugins.spaces.base import SearchSpace
@@ -30,7 +31,12 @@ def _given(args: argparse.Namespace, names: tuple[str, ...]) -> dict:
 
 def _batches(args: argparse.Namespace, dataset: str):
     from naslib_plugins.data.sources import BATCH_OPTIONS, make_batches
+    from naslib_plugins.data.tasks import TASKS
 
+    # make_batches leaves the other datasets at their own size, which would make the flag a silent no-op
+    if args.resolution is not None and dataset not in TASKS:
+        raise UserError(f"--resolution {args.resolution}: {dataset} has a fixed input size; only "
+                        "TransNAS-Bench-101 tasks take one")
     return make_batches(dataset, seed=args.seed, **_given(args, BATCH_OPTIONS))
 
 
@@ -56,7 +62,9 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     space = get_space(args.space)
     dataset = space.check_dataset(args.dataset)
     names = [PREDICTORS.canonical(n) for n in _names(args.predictors)]
-    truth = load_ground_truth(_benchmark(args, space), space, dataset, args.metric)
+    benchmark = _benchmark(args, space)
+    with text_file(benchmark, "benchmark file"):
+        truth = load_ground_truth(benchmark, space, dataset, args.metric)
     batches = _batches(args, dataset)
     print(f"data: {batches.describe()}", file=sys.stderr)
     options = {"ensemble": {"components": args.ensemble_components}} if args.ensemble_components else {}
@@ -66,7 +74,17 @@ def cmd_correlate(args: argparse.Namespace) -> int:
                              scores_from=[Path(p) for p in args.scores_from or []], predictor_options=options,
                              device=resolve_device(args.device), hvp=args.hvp)
     print(correlation_table(result))
-    return 0
+    return _all_failed({n: (c["failures"] or ["no valid score"])[0] for n, c in result["predictors"].items()
+                        if c["n_valid"] == 0})
+
+
+def _all_failed(failed: dict[str, str]) -> int:
+    """Exit status 1, after a line for each predictor that failed on every architecture ({name: one
+    of its reasons}): its results are empty though the run finished; 0 when there is none."""
+    for name, reason in failed.items():
+        print_error(f"{name} failed on every architecture ({reason}); once the cause is fixed, rerun with "
+                    "--restart (a resume keeps the failed records)")
+    return 1 if failed else 0
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
@@ -82,7 +100,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     space = get_space(args.space)
     dataset = space.check_dataset(args.dataset)
     names = [PREDICTORS.canonical(n) for n in _names(args.predictors)]
-    recorded = load_zc_scores(args.zc_file, space, dataset)
+    with text_file(args.zc_file, "zc file"):
+        recorded = load_zc_scores(args.zc_file, space, dataset)
     for n in names:
         missing = [k for k, v in recorded.items() if n not in v]
         if missing:
@@ -151,6 +170,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         ScoringJob,
         check_backend,
         distinct_sample,
+        failed_everywhere,
         hvp_setting,
         make_predictors,
         ray_session,
@@ -191,10 +211,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     space.size(size)  # an unknown option or a bad value fails here, not in a worker
     batches = _batches(args, dataset)
     job = ScoringJob(space, dataset, predictors, batches, args.seed, size, device)
+    session = ray_session(args.backend, args.address, args.workers, **_given(args, ("connect_timeout",)))
     if not args.out:
-        for record in score_stream(job, archs, workers=args.workers, backend=args.backend, address=args.address,
-                                   gpus_per_task=args.gpus_per_task):
-            print(json.dumps(record, sort_keys=True), flush=True)
+        with session:
+            for record in score_stream(job, archs, workers=args.workers, backend=args.backend, address=args.address,
+                                       gpus_per_task=args.gpus_per_task):
+                print(json.dumps(record, sort_keys=True), flush=True)
         return 0
     out = Path(args.out)
     if out.exists() and not (args.resume or args.restart):
@@ -202,13 +224,13 @@ def cmd_score(args: argparse.Namespace) -> int:
     settings = {"space": space.name, "dataset": dataset, "predictors": list(predictors), "seed": args.seed,
                 **batches.settings(), "selection": selection, **({"model": size} if size else {}),
                 **hvp_setting(predictors)}
-    with ray_session(args.backend, args.address, args.workers), ScoreLog(out, settings, resume=args.resume) as log:
+    with session, ScoreLog(out, settings, resume=args.resume) as log:
         skipped = score_into_log(log, job, archs, workers=args.workers, backend=args.backend, address=args.address,
                                  desc=f"{space.name}/{dataset}", gpus_per_task=args.gpus_per_task)
         failed = sum("failed" in r["status"].values() for r in log.records.values())
     print(f"{out}: {len(archs)} architectures ({skipped} already there), {failed} with a failed predictor",
           file=sys.stderr)
-    return 0
+    return _all_failed(failed_everywhere(list(log.records.values()), predictors))
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -280,12 +302,24 @@ def cmd_naslib_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _anchors(args: argparse.Namespace) -> Path | None:
+    """The published figures to read: --anchors, else the default file where there is one. Parsed here
+    once before the report parses it again, so that a file that is not text is named: the report
+    reads other text files too."""
+    from naslib_plugins.reporting.published import default_anchors, parse_anchors
+
+    anchors = Path(args.anchors) if args.anchors else default_anchors()
+    if anchors is not None:
+        with text_file(anchors, "anchors file"):
+            parse_anchors(anchors)
+    return anchors
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """LEADERBOARD.md/.csv/.json (and plots) from every run under a results folder."""
     from naslib_plugins.reporting.leaderboard import build_leaderboard
-    from naslib_plugins.reporting.published import default_anchors
 
-    anchors = Path(args.anchors) if args.anchors else default_anchors()
+    anchors = _anchors(args)
     board = build_leaderboard(Path(args.results_dir), anchors, plots=not args.no_plots)
     n_rows = sum(len(s["rows"]) for s in board["correlation"]) + len(board["search"]["rows"])
     print(f"wrote {Path(args.results_dir) / 'LEADERBOARD.md'} (.csv, .json): {n_rows} rows, "
@@ -297,12 +331,11 @@ def cmd_tables(args: argparse.Namespace) -> int:
     """The README tables a manifest names (results/tables.yaml), from the runs it lists."""
     import warnings
 
-    from naslib_plugins.reporting.published import default_anchors
     from naslib_plugins.reporting.tables import build_tables
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        written = build_tables(Path(args.manifest), Path(args.anchors) if args.anchors else default_anchors())
+        written = build_tables(Path(args.manifest), _anchors(args))
     for w in caught:
         print(f"naslib-plugins: warning: {w.message}", file=sys.stderr)
     print("wrote " + "; ".join(written))
@@ -338,8 +371,8 @@ def _add_batch_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--labels", help="true | random (NASI's label-agnostic check); default true, random for TNB tasks")
     p.add_argument("--resolution", type=int, help="TNB input size (default 256, as the benchmark)")
     p.add_argument("--data", help="real | gaussian (N(0,1) images) " + _default(make_batches, "data"))
-    p.add_argument("--images", help="an .npz with x_train (uint8 NHWC) and y_train; default: the CIFAR-10 sample "
-                   "in $NASLIB_PLUGINS_DATA")
+    p.add_argument("--images", help="an .npz with x_train (uint8 NHWC) and y_train (CIFAR-10 labels 0-9); default: "
+                   "the CIFAR-10 sample in $NASLIB_PLUGINS_DATA")
 
 
 def _add_device_arg(p: argparse.ArgumentParser) -> None:
@@ -454,6 +487,8 @@ def _config_value(path: str, key: str, value: object, action: argparse.Action) -
         text = (str, int) if isinstance(action.default, str) else (str,)
         if not items or any(isinstance(v, bool) or not isinstance(v, text) for v in items):
             raise wrong("a string or a list of strings" if text == (str,) else "a string, an integer or a list of them")
+        if any("\0" in str(v) for v in items):  # YAML spells what no command line can, and no file name holds
+            raise wrong("text without NUL characters")
         if isinstance(action, argparse._AppendAction):
             return [str(v) for v in items]
         value = ",".join(map(str, items))
@@ -482,6 +517,7 @@ def _load_config(path: str, parser: argparse.ArgumentParser) -> dict:
 
 def build_parser() -> argparse.ArgumentParser:
     from naslib_plugins.demo import run_demo
+    from naslib_plugins.evaluation.scoring import ray_session
     from naslib_plugins.params import defaults
     from naslib_plugins.predictors import PREDICTORS
 
@@ -528,6 +564,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="local", help="local (process pool) | ray")
     p.add_argument("--address", help="ray: the cluster to join (default: $RAY_ADDRESS, as `ray job submit` sets it, "
                    "else a local one with --workers CPUs)")
+    p.add_argument("--connect-timeout", type=float, metavar="SECONDS",
+                   help="ray: give up joining the cluster after this long " + _default(ray_session, "connect_timeout"))
     p.add_argument("--gpus-per-task", type=float, default=0.0, help="GPUs each task holds and scores on (ray), or each "
                    "local worker's share of the CUDA devices, filled in order; e.g. "
                    "0.25 to share one GPU among four (default: 0)")
@@ -584,9 +622,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_shared(args: argparse.Namespace) -> None:
+    """Options several commands share, refused before anything runs: numpy takes a negative seed or
+    count as a traceback, `--n-archs 0` would correlate nothing, a dangling symbolic link as --out
+    would be written through, and a file where --out needs a folder fails deep in a run."""
+    from naslib_plugins.evaluation.scoring import check_n_archs
+    from naslib_plugins.evaluation.search_run import check_seed
+
+    if getattr(args, "seed", None) is not None:
+        check_seed(args.seed)
+    if getattr(args, "n_archs", None) is not None:
+        check_n_archs(args.n_archs)
+    out = getattr(args, "out", None)
+    if not out:
+        return
+    path = Path(out)
+    if path.is_symlink() and not path.exists():
+        raise UserError(f"--out {out} is a symbolic link to {os.readlink(path)}, which does not exist")
+    folder = next(f for f in path.absolute().parents if f.exists() or f.is_symlink())
+    if not folder.is_dir():
+        raise UserError(f"--out {out}: {folder} is not a folder")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
+    args = None
     try:
         args = parser.parse_args(argv)
         if getattr(args, "config", None):
@@ -595,13 +656,25 @@ def main(argv: list[str] | None = None) -> int:
             args = parser.parse_args(argv)
         if args.command == "correlate" and not args.out:
             raise UserError("correlate needs --out DIR (on the command line or in --config)")
+        _check_shared(args)
         return args.func(args)
     except UserError as e:
-        print(f"naslib-plugins: error: {e}", file=sys.stderr)
+        print_error(e)
+        return 2
+    except OSError as e:  # a file or folder named that cannot be read or written: permissions, a full disk, ...
+        if e.filename:
+            print_error(f"{e.filename}: {e.strerror or e}")
+        else:  # a failed write() or fsync() names no file: the output it was writing, most likely
+            out = getattr(args, "out", None)
+            print_error(f"{e.strerror or e}" + (f" (--out {out})" if out else ""))
         return 2
     except KeyboardInterrupt:
-        print("naslib-plugins: interrupted; finished architectures are saved, rerun the same command to resume",
-              file=sys.stderr)
+        out = getattr(args, "out", None)
+        if out and Path(out).exists():
+            print(f"naslib-plugins: interrupted; what finished is saved in {out}: rerun the same command to resume",
+                  file=sys.stderr)
+        else:
+            print("naslib-plugins: interrupted", file=sys.stderr)
         return 130
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from naslib_plugins.errors import UserError
+from naslib_plugins.errors import UserError, text_file
 
 
 def read_yaml(path: str | Path) -> object:
@@ -11,7 +11,8 @@ def read_yaml(path: str | Path) -> object:
     import yaml
 
     try:
-        text = Path(path).read_text()
+        with text_file(path, "config file"):
+            text = Path(path).read_text()
     except OSError as e:
         raise UserError(f"config file {path}: {e.strerror}") from None
     try:

@@ -1,4 +1,10 @@
 """Errors a user can cause and fix; the CLI prints them as one line and exits with 2."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 
 class UserError(ValueError):
@@ -11,3 +17,19 @@ class ArchitectureError(UserError):
 
 class BenchmarkFileError(UserError):
     """A ground-truth file that is missing, truncated or not in the expected layout."""
+
+
+def print_error(message: object) -> None:
+    """The one line an error of the command is reported as (the exit status is the caller's)."""
+    print(f"naslib-plugins: error: {message}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def text_file(path: str | Path | None, kind: str) -> Iterator[None]:
+    """Reading `path` as text in the block: bytes that are not UTF-8 (a binary file, another
+    encoding) are a UserError naming the file, as any other damage to it is. A UnicodeDecodeError
+    does not say which file it came from, so the block must read no other text file."""
+    try:
+        yield
+    except UnicodeDecodeError as e:
+        raise UserError(f"{kind} {path}: not UTF-8 text ({e.reason})") from None

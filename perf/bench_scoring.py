@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.evaluation.scoring import make_predictors, score_architecture
-from naslib_plugins.predictors import PREDICTORS
+from naslib_plugins.predictors import PREDICTORS, SetPredictor
 from naslib_plugins.spaces import get_space
 
 
@@ -38,7 +38,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     space = get_space("nasbench201")
     batches = ImageBatches("cifar10", batch_size=args.batch_size, seed=args.seed, data="gaussian")
-    names = PREDICTORS.names()
+    names = [n for n in PREDICTORS.names() if not issubclass(PREDICTORS.get(n), SetPredictor)]
     rng = np.random.default_rng(args.seed)
     archs = [space.sample(rng) for _ in range(args.n_archs)]
     x, y = batches.batch(0)
@@ -56,7 +56,7 @@ def main() -> None:
         m = model_for(arch)
         floor.append(min(timed(lambda: F.cross_entropy(m(x), y).backward()) for _ in range(2)))
         for n in names:
-            pred = PREDICTORS.get(n)()
+            pred = make_predictors([n])[n]
             alone[n].append(timed(lambda: pred.score(model_for(arch), batches, F.cross_entropy)))
         preds = make_predictors(names)
         together.append(timed(lambda: score_architecture(space, arch, "cifar10", preds, batches, args.seed)))

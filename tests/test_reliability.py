@@ -176,9 +176,13 @@ def test_failing_predictors_are_recorded_and_the_run_goes_on(tmp_path, monkeypat
     monkeypatch.setitem(PREDICTORS._items, "raising", _Raising)
     monkeypatch.setitem(PREDICTORS._items, "nan", _NaN)
     out = tmp_path / "out.jsonl"
+    # every architecture scored and saved; exit 1 since two predictors' results are empty
     assert main(["score", "--space", "mlp_act_skip", "--dataset", "digits", "--predictors", "raising,nan,params",
-                 "--n-archs", "3", "--out", str(out)]) == 0
-    assert "3 with a failed predictor" in capsys.readouterr().err
+                 "--n-archs", "3", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "3 with a failed predictor" in err
+    assert "naslib-plugins: error: raising failed on every architecture" in err
+    assert "naslib-plugins: error: nan failed on every architecture" in err
     _, records, _, _ = read_score_log(out)
     assert len(records) == 3
     for r in records.values():
@@ -198,6 +202,7 @@ def test_failing_predictors_are_recorded_and_the_run_goes_on(tmp_path, monkeypat
     ("correlate", "labels: true", "labels: expected a string or a list of strings, got True (bool)"),
     ("search", "seeds: {0: 4}", "seeds: expected a string, an integer or a list of them, got {0: 4} (dict)"),
     ("correlate", "hvp: approx", "hvp: expected one of fd, exact, got 'approx' (str)"),
+    ("correlate", 'images: "x\\0y"', "images: expected text without NUL characters, got 'x\\x00y' (str)"),
 ])
 def test_config_value_of_the_wrong_type(tmp_path, capsys, command, entry, message):
     cfg = tmp_path / "c.yaml"

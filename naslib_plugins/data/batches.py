@@ -38,7 +38,9 @@ def default_images() -> Path | None:
 
 
 def load_images(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """`x_train` uint8 NHWC (N, H, W, 3) and `y_train` (N,) from an .npz, validated."""
+    """`x_train` uint8 NHWC (N, H, W, 3) and `y_train` (N,) CIFAR-10 labels from an .npz, validated:
+    every source describes these images as CIFAR-10's, and a label outside its classes would fail
+    every label-using predictor on every architecture."""
     path = Path(path)
     if not path.is_file():
         raise BenchmarkFileError(f"image file not found: {path}")
@@ -58,6 +60,14 @@ def load_images(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         )
     if y.ndim != 1 or len(y) != len(x):
         raise BenchmarkFileError(f"{path}: y_train must have shape ({len(x)},), got {y.shape}")
+    if len(x) == 0:
+        raise BenchmarkFileError(f"{path}: x_train holds no images")
+    classes = dataset_info("cifar10").num_classes
+    if y.dtype.kind not in "iu":
+        raise BenchmarkFileError(f"{path}: y_train must hold integer class labels, got {y.dtype}")
+    if y.min() < 0 or y.max() >= classes:
+        raise BenchmarkFileError(f"{path}: y_train must hold CIFAR-10 labels 0..{classes - 1}, got values from "
+                                 f"{y.min()} to {y.max()}")
     return x, y
 
 
@@ -181,7 +191,7 @@ class RGBBatches(SeededBatches):
                  data: str = "real", images: str | Path | None = None, resolution: int | None = None):
         self.info = self._info(name)
         super().__init__(batch_size, seed, labels or self.default_labels, data)
-        self.resolution = resolution or self.info.resolution
+        self.resolution = self.info.resolution if resolution is None else resolution
         self._check_resolution()
         self.images = resolve_images(images, data)
 
@@ -190,8 +200,10 @@ class RGBBatches(SeededBatches):
     def _info(name: str) -> Any:
         """The dataset's or task's facts; raises UserError for a name these batches do not serve."""
 
-    def _check_resolution(self) -> None:  # noqa: B027  (optional: most inputs take any size)
+    def _check_resolution(self) -> None:
         """Raise UserError if the resolution cannot serve the task."""
+        if self.resolution < 1:
+            raise UserError(f"resolution must be at least 1 pixel, got {self.resolution}")
 
     def _forget(self) -> None:
         super()._forget()

@@ -39,7 +39,9 @@ def _scan(path: Path) -> _Scan:
     try:
         header = json.loads(lines[0])["header"]
     except (IndexError, ValueError, KeyError, TypeError):
-        raise UserError(f"{path}: not a score log (no header line); remove it or pick another --out") from None
+        header = None
+    if not isinstance(header, dict):  # the settings it holds are compared key by key
+        raise UserError(f"{path}: not a score log (no header line); remove it or pick another --out")
     scan = _Scan(header, {}, [lines[0]], [], raw.endswith(b"\n"), len(raw))
     foreign = None  # line number of the other settings' header the lines now read fall under
     for number, line in enumerate(lines[1:], start=2):

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import math
 import os
+import socket
 import sys
+import threading
 import time
 import zlib
 from collections.abc import Iterable, Iterator
@@ -14,12 +16,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import torch
 
 from naslib_plugins.data.batches import BatchSource, DrawnBatches, on_device
-from naslib_plugins.errors import UserError
+from naslib_plugins.errors import UserError, print_error
 from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.params import constructor_params
 from naslib_plugins.predictors import PREDICTORS, Predictor, SetPredictor
@@ -207,10 +210,11 @@ def _pool_stream(job: ScoringJob, archs: list, workers: int, gpus_per_task: floa
 
 
 @contextmanager
-def ray_session(backend: str, address: str | None, workers: int) -> Iterator[None]:
+def ray_session(backend: str, address: str | None, workers: int, connect_timeout: float = 30.0) -> Iterator[None]:
     """Connected to Ray for the block when the backend is Ray: to the cluster at `address` or
-    $RAY_ADDRESS (as `ray job submit` sets it; the cluster's own resources, nothing requested), or
-    a local instance with `workers` CPUs, shut down afterwards; a session already open is reused."""
+    $RAY_ADDRESS (as `ray job submit` sets it; the cluster's own resources, nothing requested),
+    given up after `connect_timeout` seconds, or a local instance with `workers` CPUs; shut down
+    afterwards. A session already open is reused."""
     if backend != "ray":
         yield
         return
@@ -223,7 +227,7 @@ def ray_session(backend: str, address: str | None, workers: int) -> Iterator[Non
     address = address or os.environ.get("RAY_ADDRESS")
     try:
         if address:
-            ray.init(address=address, log_to_driver=False)
+            _join_ray(address, connect_timeout)
         else:
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
     except (ConnectionError, TimeoutError) as e:
@@ -232,6 +236,46 @@ def ray_session(backend: str, address: str | None, workers: int) -> Iterator[Non
         yield
     finally:
         ray.shutdown()
+
+
+def _join_ray(address: str, timeout: float) -> None:
+    """ray.init(address) within `timeout` seconds. Ray itself retries an unreachable cluster for
+    minutes, in C++ code that Ctrl-C does not interrupt promptly and no Python timeout can: so first a
+    plain TCP connect (nothing listening is a UserError at once), then a watchdog that ends the
+    process with one line and exit status 2 if Ray has not connected by the deadline. Nothing is
+    written before a session is open, so nothing finished is lost."""
+    import ray
+
+    if not (timeout > 0 and math.isfinite(timeout)):
+        raise UserError(f"--connect-timeout must be a positive number of seconds, got {timeout:g}")
+    deadline = time.monotonic() + timeout
+    if address not in ("auto", "local"):  # names Ray resolves itself, on this machine
+        where = urlsplit(address if "://" in address else f"//{address}")
+        try:
+            port = where.port
+        except ValueError:  # not a number, or out of range
+            port = None
+        if not where.hostname or port is None:
+            raise UserError(f"Ray address {address!r}: want HOST:PORT or ray://HOST:PORT")
+        try:
+            socket.create_connection((where.hostname, port), timeout=timeout).close()
+        except OSError as e:
+            why = f"no answer within {timeout:g} s" if isinstance(e, TimeoutError) else e.strerror or str(e)
+            raise UserError(f"cannot reach the Ray cluster at {address}: {why}; check --address or "
+                            "$RAY_ADDRESS") from None
+
+    def give_up() -> None:
+        print_error(f"the Ray cluster at {address} did not answer within {timeout:g} s (is it a Ray head's "
+                    "address? see --connect-timeout)")
+        os._exit(2)
+
+    watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), give_up)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        ray.init(address=address, log_to_driver=False)
+    finally:
+        watchdog.cancel()
 
 
 def _ray_stream(job: ScoringJob, archs: list, workers: int, address: str | None, chunk_size: int,
@@ -252,10 +296,15 @@ def _ray_stream(job: ScoringJob, archs: list, workers: int, address: str | None,
             yield from ray.get(done[0])
 
 
-def distinct_sample(space: SearchSpace, n: int, seed: int) -> list:
-    """n different architectures drawn with the seed, in draw order."""
+def check_n_archs(n: int) -> None:
+    """A count of architectures to score: none, or fewer, leaves nothing to correlate."""
     if n < 1:
         raise UserError(f"--n-archs must be at least 1, got {n}")
+
+
+def distinct_sample(space: SearchSpace, n: int, seed: int) -> list:
+    """n different architectures drawn with the seed, in draw order."""
+    check_n_archs(n)
     rng = np.random.default_rng(seed)
     out: dict[str, Any] = {}
     misses = 0
@@ -269,6 +318,12 @@ def distinct_sample(space: SearchSpace, n: int, seed: int) -> list:
             continue
         out[key] = arch
     return list(out.values())
+
+
+def failed_everywhere(records: list[dict], names: Iterable[str]) -> dict[str, str]:
+    """{predictor: the reason it gave first} for each of `names` that failed on every record."""
+    return {n: records[0]["reason"].get(n, "") for n in names
+            if records and all(r["status"].get(n) == "failed" for r in records)}
 
 
 def score_into_log(log: ScoreLog, job: ScoringJob, archs: list, workers: int = 1, backend: str = "local",

@@ -14,33 +14,46 @@ import torch
 
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.device import CPU, environment
-from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.errors import BenchmarkFileError, UserError, text_file
 from naslib_plugins.evaluation.ground_truth import GroundTruth, load_ground_truth
 from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.fileio import write_text_atomic
 from naslib_plugins.search.base import Optimizer
 from naslib_plugins.spaces.base import SearchSpace
 
-_SEED_ITEM = re.compile(r"^(\d+)(?:-(\d+))?$")
+MAX_SEED = 2**32 - 1  # what every generator here takes (torch.manual_seed refuses 2**64 and over)
+MAX_SEEDS = 10_000  # searches one --seeds may ask for: each is a whole search
+# at most MAX_SEED's 10 digits, so that int() never meets a number thousands of digits long
+_SEED_ITEM = re.compile(r"^(\d{1,10})(?:-(\d{1,10}))?$")
 ACCURACY_METRICS = ("test_accuracy", "val_accuracy")
 
 
+def check_seed(seed: int, option: str = "--seed") -> int:
+    if not 0 <= seed <= MAX_SEED:
+        raise UserError(f"{option} {seed}: seeds run from 0 to {MAX_SEED}")
+    return seed
+
+
 def parse_seeds(text: str) -> list[int]:
-    """`0-4` -> [0, 1, 2, 3, 4]; `0,2,5` -> [0, 2, 5]; the two forms mix (`0-2,7`)."""
-    seeds: list[int] = []
-    for item in str(text).split(","):
-        m = _SEED_ITEM.match(item.strip())
+    """`0-4` -> [0, 1, 2, 3, 4]; `0,2,5` -> [0, 2, 5]; the two forms mix (`0-2,7`). Each seed once,
+    at most MAX_SEEDS of them."""
+    seeds: dict[int, None] = {}  # in the order named; a dict for a lookup in constant time
+    for item in (i.strip() for i in str(text).split(",")):
+        m = _SEED_ITEM.match(item)
         if not m:
-            raise UserError(f"bad seed {item.strip()!r} in --seeds {text!r}: want N, A-B or a comma list of them")
-        low = int(m.group(1))
-        high = int(m.group(2)) if m.group(2) is not None else low
+            raise UserError(f"bad seed {item!r} in --seeds {text!r}: want N, A-B or a comma list of them, "
+                            f"seeds from 0 to {MAX_SEED}")
+        low = check_seed(int(m.group(1)), "--seeds")
+        high = check_seed(int(m.group(2)), "--seeds") if m.group(2) is not None else low
         if high < low:
-            raise UserError(f"empty seed range {item.strip()!r} in --seeds {text!r}")
+            raise UserError(f"empty seed range {item!r} in --seeds {text!r}")
+        if len(seeds) + high - low + 1 > MAX_SEEDS:
+            raise UserError(f"--seeds {text!r} asks for more than {MAX_SEEDS:,} searches")
         for s in range(low, high + 1):
             if s in seeds:
                 raise UserError(f"seed {s} named twice in --seeds {text!r}")
-            seeds.append(s)
-    return seeds
+            seeds[s] = None
+    return list(seeds)
 
 
 def load_accuracies(path: Path | None, space: SearchSpace, dataset: str) -> tuple[dict[str, GroundTruth], list[str]]:
@@ -99,8 +112,9 @@ def run_search(
     seed finished in out/runs.jsonl."""
     dataset = space.check_dataset(dataset)
     optimizer.check(space, dataset)
-    truths, notes = load_accuracies(benchmark, space, dataset)  # fail before any search
-    transfer = load_transfer(benchmark, space, dataset)
+    with text_file(benchmark, "benchmark file"):
+        truths, notes = load_accuracies(benchmark, space, dataset)  # fail before any search
+        transfer = load_transfer(benchmark, space, dataset)
     probe = batches_for(seeds[0])
     settings = {"optimizer": optimizer.name, "options": optimizer.options(), "space": space.name,
                 "dataset": dataset, "batch_size": probe.batch_size, "labels": probe.labels, "data": probe.data,
