@@ -106,13 +106,21 @@ def _case(kind: str, t: Path) -> tuple[list[str], str]:
         os.symlink(t / "nowhere" / "target", t / "link")
         command = ["score", *MLP] if kind.endswith("score") else ["correlate", *MLP, "--n-archs", "3"]
         return [*command, "--out", str(t / "link")], f"--out {t / 'link'} is a symbolic link to {t / 'nowhere'}"
+    if kind == "binary scores.csv for --scores-from":
+        run = t / "earlier"
+        run.mkdir()
+        (run / "correlation.json").write_text(json.dumps({"space": "mlp_act_skip", "dataset": "digits"}))
+        _file(run / "scores.csv", BINARY)
+        return (["correlate", *MLP, "--n-archs", "3", "--scores-from", str(run), "--out", str(t / "o")],
+                f"scores file {run / 'scores.csv'}: not UTF-8 text")
     raise AssertionError(kind)
 
 
 USER_ERRORS = ["read-only output folder", "--out inside a file", "binary config", "latin-1 config",
                "binary CSV benchmark", "binary JSON benchmark", "binary search benchmark", "binary zc file",
                "binary anchors file", "log header a list", "log header a string", "negative --seed",
-               "--seed past what torch takes", "negative seed in --seeds", "negative seed in a config"]
+               "--seed past what torch takes", "negative seed in --seeds", "negative seed in a config",
+               "binary scores.csv for --scores-from"]
 SILENTLY_WRONG = ["--images labels out of range", "--images labels negative", "--images labels NaN",
                   "--images labels strings", "--resolution where the input size is fixed",
                   "--resolution of flat inputs", "--resolution 0", "negative --resolution", "--n-archs 0 for correlate",
@@ -128,7 +136,8 @@ def test_one_line_and_exit_2(tmp_path, capsys, kind):
     before = sorted(tmp_path.iterdir())
     capsys.readouterr()
     assert main(argv) == 2
-    err = capsys.readouterr().err.splitlines()
+    # correlate names its data on stderr before it reads anything else
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("data: ")]
     assert len(err) == 1 and err[0].startswith("naslib-plugins: error: "), err
     assert message in err[0]
     # nothing begun and no link followed (a log's lock file stays by design: see fileio.OutputLock)

@@ -12,7 +12,7 @@ import torch
 
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.device import CPU, environment
-from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.errors import BenchmarkFileError, UserError, text_file
 from naslib_plugins.evaluation.correlation import correlations
 from naslib_plugins.evaluation.ground_truth import GroundTruth
 from naslib_plugins.evaluation.journal import ScoreLog, read_score_log
@@ -123,7 +123,7 @@ def read_reused_scores(path: Path, settings: dict, describe: str) -> dict[str, d
                 raise BenchmarkFileError(f"--scores-from {path}: no {f.name} there")
         try:
             meta = json.loads(meta_path.read_text())
-        except ValueError as e:
+        except ValueError as e:  # also UnicodeDecodeError: a binary file
             raise BenchmarkFileError(f"{meta_path}: not valid JSON ({e})") from None
         theirs = {"space": meta.get("space"), "dataset": meta.get("dataset"), "seed": meta.get("seed"),
                   "data": meta.get("data"), "hvp": meta.get("hvp")}
@@ -147,7 +147,7 @@ def _read_scores_csv(path: Path, names: list[str]) -> dict[str, dict]:
         return None if text == "" else float(text)
 
     records = {}
-    with open(path, newline="") as f:
+    with open(path, newline="") as f, text_file(path, "scores file"):
         reader = csv.DictReader(f)
         needed = ["hash", "arch_str"] + [c for n in names for c in (n, f"{n}_seconds", f"{n}_status")]
         missing = [c for c in needed if c not in (reader.fieldnames or [])]
@@ -184,7 +184,6 @@ def run_correlation(
     device: torch.device = CPU,
     hvp: str = "fd",
 ) -> dict:
-    out.mkdir(parents=True, exist_ok=True)
     keys = sample_keys(list(truth.values), n_archs, seed)
     per_arch, set_predictors = split_predictors(predictor_names, predictor_options)
     base = {"space": space.name, "dataset": dataset, "seed": seed, **batches.settings(),
@@ -207,6 +206,7 @@ def run_correlation(
         print(f"reused from earlier runs: {', '.join(taken) or 'nothing'}; scoring now: "
               f"{', '.join(to_score) or 'nothing'}", file=sys.stderr)
     records = reused
+    out.mkdir(parents=True, exist_ok=True)  # after every input is read: a bad one leaves nothing behind
     if to_score:
         settings = {**base, "predictors": to_score, "keys": len(keys), "benchmark": Path(truth.source).name,
                     "metric": truth.metric}

@@ -113,6 +113,8 @@ def read_scores(run_dir: Path, names: list[str]) -> dict[str, dict[str, float]]:
             rows = list(reader)
     except OSError as e:
         raise BenchmarkFileError(f"{path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise BenchmarkFileError(f"{path}: not UTF-8 text ({e.reason})") from None
     out = {}
     for line, row in enumerate(rows, start=2):
         values = {}

@@ -511,6 +511,8 @@ def build_tables(manifest: Path, anchors: Path | None) -> list[str]:
             text = path.read_text()
         except OSError as e:
             raise UserError(f"{path}: {e.strerror}") from None
+        except UnicodeDecodeError as e:
+            raise UserError(f"{path}: not UTF-8 text ({e.reason})") from None
         for marker, name in spec["readme"]["blocks"].items():
             text = _replace_block(text, marker, table(name), path)
         writes.append((path, text))

@@ -3,6 +3,7 @@ indices checked against a list of ops."""
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +20,10 @@ def is_int(v: Any) -> bool:
 def literal(text: str, what: str, original: Any) -> Any:
     """The Python literal in `text`; `what` names the expected encoding in the error."""
     try:
-        return ast.literal_eval(text)
+        # text like `1_02x` makes the compiler warn on stderr before it fails: the error says it all
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         raise ArchitectureError(f"unreadable {what} {original!r}") from None
 
