@@ -315,6 +315,31 @@ def _anchors(args: argparse.Namespace) -> Path | None:
     return anchors
 
 
+def cmd_export_zc(args: argparse.Namespace) -> int:
+    """Score logs as NASLib's zc_<space>.json, merged into --out if it exists."""
+    from naslib_plugins.evaluation.export import export_zc, zc_entries
+    from naslib_plugins.evaluation.ground_truth import default_benchmark, load_ground_truth
+    from naslib_plugins.spaces import get_space
+
+    space = get_space(args.space)
+    dataset = space.check_dataset(args.dataset)
+    entries, failed = zc_entries([Path(p) for p in args.logs], space, dataset)
+    bench = Path(args.benchmark) if args.benchmark else default_benchmark(space)
+    truth = None
+    if bench is not None:
+        try:
+            truth = load_ground_truth(bench, space, dataset, "val_accuracy")
+        except UserError as e:
+            if args.benchmark:
+                raise
+            print(f"no val_accuracy written: {e}", file=sys.stderr)
+    data = export_zc(Path(args.out), space, dataset, entries, truth)
+    print(f"wrote {args.out}: {len(entries)} {space.name}/{dataset} architectures"
+          f"{f', {failed} failed scores left out' if failed else ''}; the file holds "
+          f"{sum(len(v) for v in data.values() if isinstance(v, dict))} entries")
+    return 0
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """LEADERBOARD.md/.csv/.json (and plots) from every run under a results folder."""
     from naslib_plugins.reporting.leaderboard import build_leaderboard
@@ -599,6 +624,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, help=_default(run_demo, "batch_size"))
     _add_device_arg(p)
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("export-zc", help="score logs as NASLib's zc_<space>.json (zc_api, BANANAS, NPENAS read it)")
+    _add_space_args(p)
+    p.add_argument("--from", dest="logs", action="append", required=True, metavar="LOG.jsonl",
+                   help="a score log (`score --out`, a correlate run's scores.jsonl); repeatable, later ones win")
+    p.add_argument("--out", required=True, help="the zc json; an existing one is merged into, atomically")
+    p.add_argument("--benchmark", help="where val_accuracy comes from (default: the space's benchmark file, if it "
+                   "has validation accuracy)")
+    p.set_defaults(func=cmd_export_zc)
 
     p = sub.add_parser("leaderboard", help="LEADERBOARD.md/.csv/.json and plots from every run under a folder")
     p.add_argument("results_dir", metavar="RESULTS_DIR")
