@@ -17,6 +17,7 @@ than in modules cannot be frozen; every space of this package uses modules.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -115,28 +116,26 @@ class FrozenKinks:
 
     def _forward(self, module: nn.Module, original: Callable) -> Callable:
         def forward(z: torch.Tensor) -> torch.Tensor:
-            if _UNFROZEN.get():
-                pass
-            elif self.mode == "record":
-                self.pieces.setdefault(module, []).append(_piece(module, z))
-            elif self.mode == "replay":
+            if self.mode == "replay" and not _UNFROZEN.get():
                 i = self.cursor.get(module, 0)
                 self.cursor[module] = i + 1
                 return _replay(module, z, self.pieces[module][i])
+            if self.mode == "record" and not _UNFROZEN.get():
+                self.pieces.setdefault(module, []).append(_piece(module, z))
             return original(z)
         return forward
 
-    @contextmanager
-    def record(self) -> Iterator[None]:
-        self.pieces, self.mode = {}, "record"
-        try:
-            yield
-        finally:
-            self.mode = None
+    def record(self) -> contextlib.AbstractContextManager:
+        self.pieces = {}
+        return self._in("record")
+
+    def replay(self) -> contextlib.AbstractContextManager:
+        self.cursor = {}
+        return self._in("replay")
 
     @contextmanager
-    def replay(self) -> Iterator[None]:
-        self.cursor, self.mode = {}, "replay"
+    def _in(self, mode: str) -> Iterator[None]:
+        self.mode = mode
         try:
             yield
         finally:

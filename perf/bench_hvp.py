@@ -15,31 +15,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from contextlib import nullcontext
 
 import torch
 import torch.nn.functional as F
+from _timing import timed
 
-from naslib_plugins.data.batches import ImageBatches
+from naslib_plugins.data.batches import FixedBatches, ImageBatches
 from naslib_plugins.hvp import FrozenKinks
 from naslib_plugins.predictors.gradient import GraSP
 from naslib_plugins.search.nasi import NASI, gumbel, straight_through
 from naslib_plugins.spaces import get_space
-
-
-class _One:
-    def __init__(self, x, y):
-        self.x, self.y = x, y
-
-    def batch(self, i):
-        return self.x, self.y
-
-
-def timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -81,7 +67,7 @@ def main() -> None:
                         derivative()
                 times[f"nasi step {hvp}{layout}"] = timed(nasi_step)
                 times[f"grasp {hvp}{layout}"] = timed(
-                    lambda hvp=hvp, xl=xl: GraSP(hvp=hvp).score(standalone, _One(xl, y), F.cross_entropy))
+                    lambda hvp=hvp, xl=xl: GraSP(hvp=hvp).score(standalone, FixedBatches([(xl, y)]), F.cross_entropy))
         net.to(memory_format=torch.contiguous_format)
         if t:
             for key, value in times.items():

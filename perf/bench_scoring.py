@@ -10,22 +10,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+from _timing import timed
 
 from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.evaluation.scoring import make_predictors, score_architecture
 from naslib_plugins.predictors import PREDICTORS, SetPredictor
 from naslib_plugins.spaces import get_space
-
-
-def timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def main() -> None:

@@ -21,22 +21,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from _timing import timed
 
 from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.evaluation.scoring import ScoringJob, arch_seed, distinct_sample, make_predictors, score_into_log
 from naslib_plugins.spaces import get_space
-
-
-def timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def score_seconds(space, archs, names, batches, seed, workers, folder: Path) -> float:

@@ -15,6 +15,7 @@ import torch
 import torch.nn as nn
 from scipy.stats import spearmanr
 
+from naslib_plugins.data.batches import FixedBatches
 from naslib_plugins.data.sources import make_batches
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.scoring import distinct_sample, make_predictors, score_architecture
@@ -158,15 +159,9 @@ def test_grasp_fd_is_close_to_exact_on_every_space(space_name):
     model = space.build_model(arch, dataset).double()
     loss_fn = space.loss_fn(dataset)
     x, y = batches.batch(0)
-
-    class Float64:  # the batches, as the double-precision model reads them
-        input_shape = batches.input_shape
-
-        def batch(self, i):
-            return x.double(), y
-
-    exact = GraSP(hvp="exact").score(model, Float64(), loss_fn)
-    fd = GraSP(hvp="fd").score(model, Float64(), loss_fn)
+    float64 = FixedBatches([(x.double(), y)])  # the batch, as the double-precision model reads it
+    exact = GraSP(hvp="exact").score(model, float64, loss_fn)
+    fd = GraSP(hvp="fd").score(model, float64, loss_fn)
     assert fd == pytest.approx(exact, rel=1e-2)
 
 

@@ -9,10 +9,11 @@ pair, and `split_data`, its out-of-memory fallback. The value must be a list of 
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 
 import torch
 
+from naslib_plugins.data.batches import FixedBatches
 from naslib_plugins.errors import UserError
 from naslib_plugins.naslib_adapter._naslib import measure_registry
 from naslib_plugins.predictors import PREDICTORS, Predictor, SetPredictor, get_predictor
@@ -24,43 +25,6 @@ UNSUMMED = ("jacov", "epe_nas", "nwot", "zen")
 
 # name -> the implementation we put into NASLib's registry, to recognise our own entries
 _ours: dict[str, Callable] = {}
-
-
-class FixedBatches:
-    """Given (inputs, targets) pairs as a BatchSource: `batch(i)` is the i-th pair."""
-
-    def __init__(self, batches: Sequence[tuple[torch.Tensor, torch.Tensor]]):
-        if not batches:
-            raise UserError("no data: at least one (inputs, targets) batch is needed")
-        self._batches = list(batches)
-
-    @classmethod
-    def split(cls, inputs: torch.Tensor, targets: torch.Tensor, parts: int) -> FixedBatches:
-        """Cut concatenated batches back into `parts` slices, at the bounds NASLib's `split_data` uses."""
-        n = inputs.shape[0]
-        if not 1 <= parts <= n:
-            raise UserError(f"cannot cut {n} samples into {parts} mini-batches")
-        bounds = [i * n // parts for i in range(parts + 1)]
-        return cls([(inputs[a:b], targets[a:b]) for a, b in zip(bounds, bounds[1:])])
-
-    def __len__(self) -> int:
-        return len(self._batches)
-
-    @property
-    def input_shape(self) -> tuple[int, ...]:
-        return tuple(self._batches[0][0].shape[1:])
-
-    def describe(self) -> str:
-        return f"{len(self._batches)} given mini-batches, {sum(len(x) for x, _ in self._batches)} samples in all"
-
-    def settings(self) -> dict:
-        return {"batch_size": len(self._batches[0][0]), "labels": "given", "data": "given"}
-
-    def batch(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        if not 0 <= i < len(self._batches):
-            raise UserError(f"the predictor asked for mini-batch {i + 1}, but the data holds {len(self._batches)}; "
-                            "give it more batches (NASLib: ZeroCost.num_imgs_or_batches)")
-        return self._batches[i]
 
 
 def _is_set_predictor(name: str) -> bool:

@@ -103,8 +103,7 @@ def architecture_score(net: Supernet, weights: Sequence[torch.Tensor], x: torch.
     have exactly zero gradient, and so zero derivative of their g^2 too)."""
     params = net.parameters_of(net.choice_of(weights))
     loss = loss_fn(net(x, weights), y)
-    grads = torch.autograd.grad(loss, params, create_graph=create_graph, allow_unused=True)
-    return sum((g * g).sum() for g in grads if g is not None)
+    return sq_norm(torch.autograd.grad(loss, params, create_graph=create_graph, allow_unused=True))
 
 
 def laid_out(x: torch.Tensor, layout: torch.memory_format) -> torch.Tensor:
