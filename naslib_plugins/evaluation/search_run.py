@@ -67,7 +67,8 @@ def load_accuracies(path: Path | None, space: SearchSpace, dataset: str) -> tupl
         try:
             truths[metric] = load_ground_truth(path, space, dataset, metric)
         except BenchmarkFileError as e:
-            notes.append(f"no {metric} in {Path(path).name}: {e}")
+            # the note goes into search.json: the file by its name, not this machine's path to it
+            notes.append(f"no {metric} in {Path(path).name}: {str(e).replace(str(path), Path(path).name)}")
     if not truths:
         raise BenchmarkFileError(f"{path}: neither test nor validation accuracy for {space.name}/{dataset}: "
                                  + "; ".join(notes))
