@@ -302,16 +302,15 @@ def cmd_naslib_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _anchors(args: argparse.Namespace) -> Path | None:
-    """The published figures to read: --anchors, else the default file where there is one. Parsed here
-    once before the report parses it again, so that a file that is not text is named: the report
-    reads other text files too."""
-    from naslib_plugins.reporting.published import default_anchors, parse_anchors
+def _anchors(args: argparse.Namespace):
+    """The published figures to read: --anchors, else the package's own. Read here once before the
+    report reads them again, so that a file that is not text is named: the report reads other text
+    files too."""
+    from naslib_plugins.reporting.published import default_anchors, load_anchors
 
     anchors = Path(args.anchors) if args.anchors else default_anchors()
-    if anchors is not None:
-        with text_file(anchors, "anchors file"):
-            parse_anchors(anchors)
+    with text_file(anchors, "anchors file"):
+        load_anchors(anchors)
     return anchors
 
 
@@ -393,11 +392,17 @@ def _add_batch_args(p: argparse.ArgumentParser) -> None:
     from naslib_plugins.data.sources import make_batches
 
     p.add_argument("--batch-size", type=int, help=_default(make_batches, "batch_size"))
-    p.add_argument("--labels", help="true | random (NASI's label-agnostic check); default true, random for TNB tasks")
+    p.add_argument("--labels", help="true | random (NASI's label-agnostic check); default true where the images are "
+                   "the dataset's own, random for TNB tasks and where other images (the CIFAR-10 sample for cifar100 "
+                   "or ImageNet16-120) stand in")
     p.add_argument("--resolution", type=int, help="TNB input size (default 256, as the benchmark)")
     p.add_argument("--data", help="real | gaussian (N(0,1) images) " + _default(make_batches, "data"))
-    p.add_argument("--images", help="an .npz with x_train (uint8 NHWC) and y_train (CIFAR-10 labels 0-9); default: "
-                   "the CIFAR-10 sample in $NASLIB_PLUGINS_DATA")
+    p.add_argument("--images", help="the images, read with their true labels (train split): an .npz with x_train "
+                   "(uint8 N x 32 x 32 x 3) and y_train (CIFAR-10 labels 0-9); CIFAR-10's cifar-10-batches-py or "
+                   "CIFAR-100's cifar-100-python folder (or the folder holding it); NAS-Bench-201's ImageNet16 folder "
+                   "(train_data_batch_1..10; classes 1-120 kept); or an image folder <root>/<class>/<images> "
+                   "(classes sorted by name; images at the dataset's resolution). Default: the CIFAR-10 sample in "
+                   "$NASLIB_PLUGINS_DATA")
 
 
 def _add_device_arg(p: argparse.ArgumentParser) -> None:
@@ -636,13 +641,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("leaderboard", help="LEADERBOARD.md/.csv/.json and plots from every run under a folder")
     p.add_argument("results_dir", metavar="RESULTS_DIR")
-    p.add_argument("--anchors", help="published figures (default: $NASLIB_PLUGINS_DATA/../anchors.md if it exists)")
+    p.add_argument("--anchors", help="published figures: a CSV in the layout of the package's published.csv, or "
+                   "markdown in anchors.md's (default: the package's published.csv)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNGs")
     p.set_defaults(func=cmd_leaderboard)
 
     p = sub.add_parser("tables", help="results/README.md and README.md's result blocks, from the runs a manifest names")
     p.add_argument("manifest", metavar="MANIFEST", help="which runs feed which table, e.g. results/tables.yaml")
-    p.add_argument("--anchors", help="published figures (default: $NASLIB_PLUGINS_DATA/../anchors.md if it exists)")
+    p.add_argument("--anchors", help="published figures: a CSV in the layout of the package's published.csv, or "
+                   "markdown in anchors.md's (default: the package's published.csv)")
     p.set_defaults(func=cmd_tables)
 
     p = sub.add_parser("naslib-run", help="a search from a NASLib-layout YAML config, through NASLib's Trainer")

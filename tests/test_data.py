@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 import torch
 
-from naslib_plugins.data.batches import BatchSource, ImageBatches, OffsetBatches, SeededBatches, load_images
+from naslib_plugins.data.batches import BatchSource, ImageBatches, OffsetBatches, SeededBatches
 from naslib_plugins.data.digits import DigitsBatches
+from naslib_plugins.data.readers import read_images
 from naslib_plugins.data.tasks import TaskBatches
 from naslib_plugins.errors import BenchmarkFileError, UserError
 
@@ -16,8 +17,7 @@ def test_real_batches_are_normalised_seeded_and_labelled(cifar_npz):
     assert torch.equal(x, b.batch(0)[0]) and torch.equal(y, b.batch(0)[1])
     assert not torch.equal(x, a.batch(1)[0])
     assert abs(float(x.mean())) < 0.5 and 0.5 < float(x.std()) < 1.5
-    raw_x, raw_y = load_images(cifar_npz)
-    assert set(y.tolist()) <= set(int(v) for v in np.unique(raw_y))
+    assert set(y.tolist()) <= set(int(v) for v in np.unique(read_images(cifar_npz).y))
     assert "true CIFAR-10 labels" in a.describe()
 
 

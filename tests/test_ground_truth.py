@@ -167,27 +167,66 @@ def test_top_precision():
     assert top_precision(scores, truth) == 0.0
 
 
-def _write_nb201_pth(path, archs):
-    """A tiny file in the official NAS-Bench-201 layout, built with nas_201_api's own classes."""
-    import torch
-    from nas_201_api.api_utils import ArchResults, ResultsCount
-
+def _nb201_infos(archs, api_utils, hps):
+    """Per cell index, its results in the layout of the official archives, built with the API's own classes."""
     sets = {"cifar10-valid": ("x-valid", "ori-test"), "cifar10": ("ori-test",),
             "cifar100": ("x-valid", "x-test", "ori-test"), "ImageNet16-120": ("x-valid", "x-test", "ori-test")}
     infos = {}
     for index, (arch_str, base) in enumerate(archs):
         infos[index] = {}
-        for hp, epochs in (("less", 12), ("full", 200)):
-            ar = ArchResults(index, arch_str)
+        for hp, epochs in hps:
+            ar = api_utils.ArchResults(index, arch_str)
             for dataset, names in sets.items():
                 for seed, shift in ((777, 0.0), (888, 1.0)):
-                    rc = ResultsCount(dataset, None, [base] * epochs, [1.0] * epochs, 1.0, 1.0, {}, seed, epochs, None)
+                    rc = api_utils.ResultsCount(dataset, None, [base] * epochs, [1.0] * epochs, 1.0, 1.0, {}, seed,
+                                                epochs, None)
                     accs = {f"{n}@{e}": base + shift + i for i, n in enumerate(names) for e in range(epochs)}
                     rc.update_eval(accs, {k: 0.5 for k in accs}, {k: 1.0 for k in accs})
                     ar.update(dataset, seed, rc)
             infos[index][hp] = ar.state_dict()
-    torch.save({"meta_archs": [a for a, _ in archs], "arch2infos": infos,
-                "evaluated_indexes": list(range(len(archs)))}, path)
+    return infos
+
+
+def _write_nb201_pth(path, archs):
+    """A tiny file in the official NAS-Bench-201 layout."""
+    import torch
+    from nas_201_api import api_utils
+
+    infos = _nb201_infos(archs, api_utils, (("less", 12), ("full", 200)))
+    torch.save({"meta_archs": [a for a, _ in archs], "arch2infos": infos, "evaluated_indexes": list(range(len(archs)))},
+               path)
+
+
+def _pbz2(path, obj):
+    import bz2
+    import pickle
+
+    path.write_bytes(bz2.compress(pickle.dumps(obj, protocol=4)))
+
+
+def test_nats_bench_archive_folder_and_file(tmp_path):
+    api_utils = pytest.importorskip("nats_bench.api_utils")
+    archs = [(A, 90.0), (B, 10.0)]
+    infos = _nb201_infos(archs, api_utils, (("12", 12), ("200", 200)))
+    folder = tmp_path / "NATS-tss-v1_0-3ffb9-simple"
+    folder.mkdir()
+    _pbz2(folder / "meta.pickle.pbz2", {"meta_archs": [a for a, _ in archs]})
+    for index, info in infos.items():
+        _pbz2(folder / f"{index:06d}.pickle.pbz2", info)
+    one_file = tmp_path / "NATS-tss-v1_0-3ffb9.pickle.pbz2"
+    _pbz2(one_file, {"meta_archs": [a for a, _ in archs], "arch2infos": infos, "evaluated_indexes": [0, 1]})
+    for path in (folder, one_file):
+        test = load_ground_truth(path, space, "cifar10", "test_accuracy")
+        assert test.get(space.hash(A)) == pytest.approx(90.5) and test.get(space.hash(B)) == pytest.approx(10.5)
+        assert test.index == {space.hash(A): 0, space.hash(B): 1}
+        assert load_ground_truth(path, space, "cifar100", "test_accuracy").get(space.hash(A)) == pytest.approx(91.5)
+    _pbz2(folder / "000001.pickle.pbz2", _Evil(str(tmp_path / "x")))
+    with pytest.raises(BenchmarkFileError, match="refused to unpickle"):
+        load_ground_truth(folder, space, "cifar10")
+    assert not (tmp_path / "x").exists()
+    (folder / "000001.pickle.pbz2").write_bytes(b"BZh9 not really")
+    with pytest.raises(BenchmarkFileError, match="bz2"):
+        load_ground_truth(folder, space, "cifar10")
 
 
 def test_official_nb201_pth_via_safe_load(tmp_path):

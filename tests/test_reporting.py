@@ -1,4 +1,5 @@
-"""reporting/: the published figures' parser, the leaderboard, the plots and the README tables."""
+"""reporting/: the published figures' markdown parser, the leaderboard, the plots and the README tables
+(the package's published.csv itself: tests/test_published.py)."""
 from __future__ import annotations
 
 import csv
@@ -289,15 +290,43 @@ def test_cli_skips_a_corrupt_run_with_one_warning_and_builds_the_rest(tree, caps
     assert "run skipped" in err[0] and (tree / "LEADERBOARD.md").is_file()
 
 
-def test_cli_default_anchors_beside_the_data(tree, monkeypatch, capsys):
+def test_cli_default_is_the_package_file(tree, monkeypatch, capsys):
+    """A fresh clone: no data folder, no anchors file, and the published figures are there."""
+    monkeypatch.delenv("NASLIB_PLUGINS_DATA", raising=False)
+    assert main(["leaderboard", str(tree), "--no-plots"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("published.csv")
+    md = (tree / "LEADERBOARD.md").read_text()
+    assert "Published figures from `naslib_plugins/reporting/published.csv`" in md
+    c10 = md.split("### nasbench201 / cifar10")[1].split("###")[0]
+    zico = json.loads((tree / "nb201" / "c10" / "correlation.json").read_text())["predictors"]["zico"]
+    assert f"| zico | `nb201/c10/correlation.json` | {zico['kendall']:.3f} | {zico['spearman']:.3f} |" in c10
+    assert "] ZiCo Table 3 |" in c10 and "] VKDNW Table 1 |" in c10 and "| .61/.80 |" in c10
+    assert "| graf | published only (a trained predictor, not training-free) |" in c10
+    assert "**ZiCo Table 3**: ZiCo (Li et al., ICLR 2023), Table 3. Protocol: 15625 archs, test accuracy." in c10
+    board = json.loads((tree / "LEADERBOARD.json").read_text())
+    assert board["anchors_file"] == "naslib_plugins/reporting/published.csv"
+    search = {r["file"]: r for r in board["search"]["rows"] if "transfer_from" not in r}
+    assert search["search/nasi_T100/search.json"]["published"] == "NASI Table 4: 93.08 +- 0.24, 30 GPU-s"
+    assert "| TE-NAS | published only | nasbench201 | cifar10 |" in md and "| 94.37 |" in md
+    # anchors.md beside the data folder is no longer read
     data = tree.parent / "benchdata"
     data.mkdir()
     monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(data))
     assert main(["leaderboard", str(tree), "--no-plots"]) == 0
-    assert f"anchors: {tree.parent / 'anchors.md'}" in capsys.readouterr().out
-    assert "published only" in (tree / "LEADERBOARD.md").read_text()
+    assert "Published figures from `naslib_plugins/reporting/published.csv`" in (tree / "LEADERBOARD.md").read_text()
+    capsys.readouterr()
     assert main(["leaderboard", str(tree), "--anchors", str(tree / "none.md"), "--no-plots"]) == 2
     assert f"anchors file {tree / 'none.md'}: No such file" in capsys.readouterr().err
+
+
+def test_cli_markdown_anchors_given_explicitly(tree, capsys):
+    assert main(["leaderboard", str(tree), "--anchors", str(tree.parent / "anchors.md"), "--no-plots"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"anchors: {tree.parent / 'anchors.md'}")
+    md = (tree / "LEADERBOARD.md").read_text()
+    assert f"Published figures from `{tree.parent / 'anchors.md'}`" in md
+    assert "**ZiCo Table 3**: ZiCo paper (Li et al., ICLR 2023), Table 3; best recent rankers from their papers " \
+           "(anchors.md line 7)." in md
+    assert "VKDNW" not in md  # only what the file holds
 
 
 def test_seed_list():
@@ -478,19 +507,21 @@ def test_tables_manifest_errors_are_one_line(tables_tree, capsys, change, messag
     assert (tables_tree.parent.parent / "README.md").read_text() == README
 
 
-def test_cli_tables(tables_tree, capsys, monkeypatch):
+def test_cli_tables(tables_tree, capsys):
+    """No data folder and no --anchors: the package's published figures."""
     results = tables_tree.parent
-    assert main(["tables", str(tables_tree)]) == 2
-    assert "pass --anchors PATH" in capsys.readouterr().err
     (results / "spaces" / "correlate_other" / "correlation.json").write_text("[]")
-    data = results.parent / "benchdata"
-    data.mkdir()
-    monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(data))  # anchors.md beside it
     assert main(["tables", str(tables_tree)]) == 0
     out, err = capsys.readouterr()
     assert out == f"wrote {results / 'README.md'}; {results.parent / 'README.md'} (blocks summary, spaces)\n"
     assert err == (f"naslib-plugins: warning: {results / 'spaces' / 'correlate_other' / 'correlation.json'}: "
                    "expected a JSON object, got list; run skipped\n")
+    page = (results / "README.md").read_text()
+    zico = json.loads((results / "nb201" / "c10" / "correlation.json").read_text())["predictors"]["zico"]
+    # the ZiCo paper's Table 3 in its column, not VKDNW's re-run of ZiCo; Suite-Zero's NB101 nwot beside ours
+    assert f"| zico | {zico['kendall']:.3f} | {zico['spearman']:.3f} |" in page and " | 0.61/0.80 |  |" in page
+    assert "| nwot | " in page and "| 0.310 |" in page
+    assert " / NASI Table 4: 93.08 +- 0.24 | " in page
 
 
 def test_committed_tables_are_what_the_manifest_makes(shared_data, tmp_path, monkeypatch):
@@ -499,6 +530,6 @@ def test_committed_tables_are_what_the_manifest_makes(shared_data, tmp_path, mon
     shutil.copytree(repo / "results", tmp_path / "results")
     shutil.copy(repo / "README.md", tmp_path / "README.md")
     monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(shared_data))
-    build_tables(tmp_path / "results" / "tables.yaml", shared_data.parent / "anchors.md")
+    build_tables(tmp_path / "results" / "tables.yaml")
     assert (tmp_path / "results" / "README.md").read_text() == (repo / "results" / "README.md").read_text()
     assert (tmp_path / "README.md").read_text() == (repo / "README.md").read_text()

@@ -102,3 +102,31 @@ def test_registry_names_and_aliases():
     assert type(get_space("nb201")) is type(space)
     with pytest.raises(UserError, match="unknown search space 'nb999'"):
         get_space("nb999")
+
+
+def test_nb201_index_is_an_encoding(shared_data):
+    with open(shared_data / "nasbench201" / "nb201_all_15625.csv") as f:
+        rows = [row for i, row in enumerate(csv.DictReader(f)) if i % 1301 == 0 or i == 15624]
+    for row in rows:
+        index = int(row["nb201_index"])
+        assert space.to_string(index) == row["arch_str"]
+        assert space.parse(np.int64(index)) == space.parse(str(index)) == space.parse(row["naslib_op_indices"])
+    assert space.hash(0) == space.hash("(4, 3, 3, 0, 0, 0)")
+    assert space.parse("243012") == (2, 4, 3, 0, 1, 2)  # six digits stay NASLib's op indices
+    for bad in (15625, -1, "99999"):
+        with pytest.raises(ArchitectureError, match="out of range 0..15624"):
+            space.parse(bad)
+    with pytest.raises(ArchitectureError, match="unsupported type bool"):
+        space.parse(True)
+
+
+def test_nb201_index_without_the_index_table_says_what_is_missing(monkeypatch, tmp_path):
+    from naslib_plugins.spaces.nasbench201 import space as nb201_space
+
+    monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(tmp_path))
+    nb201_space._index_table.cache_clear()
+    try:
+        with pytest.raises(UserError, match="an NB201 index needs the index table"):
+            space.parse(7)
+    finally:
+        nb201_space._index_table.cache_clear()

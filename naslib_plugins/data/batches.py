@@ -16,8 +16,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from naslib_plugins.data.datasets import DatasetInfo, dataset_info
-from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.data.datasets import DATASETS, DatasetInfo, dataset_info
+from naslib_plugins.data.readers import IMAGE_FOLDER, LAYOUTS, NPZ, NPZ_DATASET, ImageSet, official_folder, read_images
+from naslib_plugins.errors import UserError
 
 DATA_ENV = "NASLIB_PLUGINS_DATA"
 CIFAR10_SAMPLE = Path("cifar10_convnetjs") / "cifar10_convnetjs_5k.npz"
@@ -38,64 +39,44 @@ def default_images() -> Path | None:
     return None
 
 
-def load_images(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """`x_train` uint8 NHWC (N, H, W, 3) and `y_train` (N,) CIFAR-10 labels from an .npz, validated:
-    every source describes these images as CIFAR-10's, and a label outside its classes would fail
-    every label-using predictor on every architecture."""
-    path = Path(path)
-    if not path.is_file():
-        raise BenchmarkFileError(f"image file not found: {path}")
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            missing = {"x_train", "y_train"} - set(npz.files)
-            if missing:
-                raise BenchmarkFileError(f"{path}: missing arrays {sorted(missing)} (has {npz.files})")
-            x, y = npz["x_train"], npz["y_train"]
-    except BenchmarkFileError:
-        raise
-    except Exception as e:  # zip/format errors from a truncated or foreign file
-        raise BenchmarkFileError(f"{path}: not a readable .npz ({type(e).__name__}: {e})") from None
-    if x.ndim != 4 or x.shape[-1] != 3 or x.dtype != np.uint8:
-        raise BenchmarkFileError(
-            f"{path}: x_train must be uint8 of shape (N, H, W, 3), got {x.dtype} {x.shape}"
-        )
-    if y.ndim != 1 or len(y) != len(x):
-        raise BenchmarkFileError(f"{path}: y_train must have shape ({len(x)},), got {y.shape}")
-    if len(x) == 0:
-        raise BenchmarkFileError(f"{path}: x_train holds no images")
-    classes = dataset_info("cifar10").num_classes
-    if y.dtype.kind not in "iu":
-        raise BenchmarkFileError(f"{path}: y_train must hold integer class labels, got {y.dtype}")
-    if y.min() < 0 or y.max() >= classes:
-        raise BenchmarkFileError(f"{path}: y_train must hold CIFAR-10 labels 0..{classes - 1}, got values from "
-                                 f"{y.min()} to {y.max()}")
-    return x, y
-
-
-def load_normalised(path: str | Path, mean: tuple[float, ...] | None,
-                    std: tuple[float, ...] | None) -> tuple[torch.Tensor, np.ndarray]:
-    """The images of an .npz as float NCHW in [0, 1], normalised per channel unless `mean` is
-    None, and their labels."""
-    x, y = load_images(path)
-    t = torch.from_numpy(x).permute(0, 3, 1, 2).float().div_(255.0)
+def load_normalised(path: str | Path, mean: tuple[float, ...] | None, std: tuple[float, ...] | None,
+                    dataset: str | None = None) -> tuple[torch.Tensor, np.ndarray]:
+    """The images at `path` (read as `readers.read_images` reads them for `dataset`) as float NCHW
+    in [0, 1], normalised per channel unless `mean` is None, and their labels."""
+    images = read_images(path, dataset)
+    # a copy: the arrays read are shared within the process, and read-only
+    t = torch.from_numpy(images.x.copy()).permute(0, 3, 1, 2).float().div_(255.0)
     if mean is not None:
         t = (t - torch.tensor(mean).view(1, 3, 1, 1)) / torch.tensor(std).view(1, 3, 1, 1)
-    return t, y
+    return t, images.y
 
 
-def resolve_images(images: str | Path | None, data: str) -> str | None:
-    """The validated image file for real data (the shared sample by default), None for Gaussian.
-    Checked here, in the caller, so a bad file fails at once and not later in a worker."""
+def resolve_images(images: str | Path | None, data: str, dataset: str | None = None) -> ImageSet | None:
+    """The validated images for real data (the shared sample by default), None for Gaussian.
+    Read here, in the caller, so a bad file fails at once and not later in a worker."""
     if data != "real":
         return None
     images = images or default_images()
     if images is None:
         raise UserError(
-            f"no images: pass an .npz with x_train/y_train, set ${DATA_ENV} to the folder "
-            f"holding {CIFAR10_SAMPLE}, or use Gaussian data"
+            f"no images: pass an .npz with x_train/y_train or a folder ({', '.join(LAYOUTS[1:])}), set "
+            f"${DATA_ENV} to the folder holding {CIFAR10_SAMPLE}, or use Gaussian data"
         )
-    load_images(images)
-    return str(images)
+    return read_images(images, dataset)
+
+
+def earlier_settings(settings: dict) -> list[dict]:
+    """The other settings under which a log written before images other than CIFAR-10's .npz
+    could be read holds the same batches as one with `settings` (the batches' settings and the
+    run's dataset; search logs also name their image file): the .npz standing in for another
+    dataset drew random labels, with the same calls, in either label mode, and the default mode
+    was recorded as "true"."""
+    info = DATASETS.get(settings.get("dataset"))
+    images = settings.get("images")
+    stand_in = (info is not None and info.channels == 3 and info.name != NPZ_DATASET
+                and settings.get("data") == "real" and settings.get("labels") == "random"
+                and (images is None or str(images).endswith(".npz")))
+    return [{**settings, "labels": "true"}] if stand_in else []
 
 
 @runtime_checkable
@@ -182,24 +163,32 @@ class SeededBatches(ABC):
 
 
 class RGBBatches(SeededBatches):
-    """The CIFAR-10 sample's images (or N(0,1) noise) at a resolution, standing in for the images of
-    the dataset or task named `name`. `labels=None` takes the class's `default_labels`; `resolution`
-    None the dataset's own."""
+    """Real images (the CIFAR-10 sample unless `images` names others, in a layout of readers.py)
+    or N(0,1) noise at a resolution, for the dataset or task named `name`. `labels=None` takes
+    the class's `default_labels`; `resolution` None the dataset's own."""
 
     default_labels: str
+    images_dataset: str | None = None  # whose images `images` holds; None: an image folder read for no dataset
+    images_layout: str | None = None  # the layout of `images` (readers.LAYOUTS)
 
     def __init__(self, name: str, batch_size: int = 64, seed: int = 0, labels: str | None = None,
                  data: str = "real", images: str | Path | None = None, resolution: int | None = None):
         self.info = self._info(name)
+        found = resolve_images(images, data, self._dataset())
+        if found is not None:
+            self.images, self.images_dataset, self.images_layout = found.path, found.dataset, found.layout
         super().__init__(batch_size, seed, labels or self.default_labels, data)
         self.resolution = self.info.resolution if resolution is None else resolution
         self._check_resolution()
-        self.images = resolve_images(images, data)
 
     @staticmethod
     @abstractmethod
     def _info(name: str) -> Any:
         """The dataset's or task's facts; raises UserError for a name these batches do not serve."""
+
+    def _dataset(self) -> str | None:
+        """The dataset whose images an image folder is read as; None: any."""
+        return None
 
     def _check_resolution(self) -> None:
         """Raise UserError if the resolution cannot serve the task."""
@@ -214,49 +203,81 @@ class RGBBatches(SeededBatches):
     def input_shape(self) -> tuple[int, ...]:
         return (3, self.resolution, self.resolution)
 
+    def settings(self) -> dict:
+        # the images only where they are not an .npz, so logs from before other layouts could be read still resume
+        out = super().settings()
+        if self.images_layout not in (None, NPZ):
+            out["images"] = Path(self.images).name
+        return out
+
+    def _real_images(self) -> str:
+        """What the real images are, for describe()."""
+        whose = "" if self.images_dataset is None else f"{dataset_info(self.images_dataset).title} "
+        folder = f" ({IMAGE_FOLDER})" if self.images_layout == IMAGE_FOLDER else ""
+        return f"real {whose}images from {Path(self.images).name}{folder}"
+
 
 class ImageBatches(RGBBatches):
-    """CIFAR-10 images (or N(0,1) noise) for an RGB dataset: true CIFAR-10 labels, or labels drawn
-    at random over the dataset's classes (always for the other datasets and for Gaussian data)."""
-
-    default_labels = "true"
+    """Images (or N(0,1) noise) for an RGB dataset, with their true labels where they are the
+    dataset's own. Another dataset's images (the CIFAR-10 sample for cifar100, say) stand in for
+    them, resized to the dataset's resolution, with labels drawn at random over its classes: the
+    default there, and true labels are refused. Gaussian data always has random labels."""
 
     @staticmethod
     def _info(name: str) -> DatasetInfo:
         info = dataset_info(name)
         if info.channels != 3:
             raise UserError(
-                f"{info.name} has {info.channels}-channel inputs; these batches stand CIFAR-10 "
-                "images in for RGB datasets only (digits: naslib_plugins.data.digits.DigitsBatches)"
+                f"{info.name} has {info.channels}-channel inputs; these batches serve RGB datasets only "
+                "(digits: naslib_plugins.data.digits.DigitsBatches)"
             )
         return info
+
+    def _dataset(self) -> str:
+        return self.info.name
+
+    def _stands_in(self) -> bool:
+        """Whether the images are another dataset's."""
+        return self.images_dataset not in (None, self.info.name)
+
+    @property
+    def default_labels(self) -> str:
+        return "random" if self._stands_in() else "true"
+
+    def _check_labels(self, labels: str) -> None:
+        super()._check_labels(labels)
+        if labels == "true" and self._stands_in():
+            name = self.info.name
+            raise UserError(f"true labels for {name} need {name} images, not the {self.images_dataset} images of "
+                            f"{Path(self.images).name}: pass --images <{official_folder(name)} folder> or "
+                            "--labels random")
 
     def _forget(self) -> None:
         super()._forget()
         self._y: np.ndarray | None = None
 
     def describe(self) -> str:
+        name, classes = self.info.name, self.info.num_classes
         if self.data == "gaussian":
             source = f"Gaussian N(0,1) inputs at {self.resolution}x{self.resolution}"
         else:
-            source = f"real CIFAR-10 images from {Path(self.images).name}"
-            if self.resolution != 32:
+            source = self._real_images()
+            if dataset_info(self.images_dataset).resolution != self.resolution:
                 source += f" resized to {self.resolution}x{self.resolution}"
-        if self.labels == "random" or self.data == "gaussian":
-            labels = f"random labels over {self.info.num_classes} classes"
-        elif self.info.name == "cifar10":
-            labels = "true CIFAR-10 labels"
+        if self.data == "gaussian" or (self.labels == "random" and not self._stands_in()):
+            labels = f"random labels over {classes} classes"
+        elif self._stands_in():
+            labels = f"labels drawn at random over {name}'s {classes} classes (no {name} images here)"
         else:
-            labels = (f"labels drawn at random over {self.info.name}'s {self.info.num_classes} classes "
-                      f"(no {self.info.name} images here)")
-        return f"{self.info.name}: {source}, {labels}, batch {self.batch_size}, seed {self.seed}"
+            labels = f"true {self.info.title} labels"
+        return f"{name}: {source}, {labels}, batch {self.batch_size}, seed {self.seed}"
 
     def _load(self) -> None:
-        t, y = load_normalised(self.images, self.info.mean, self.info.std)
+        t, self._y = load_normalised(self.images, self.info.mean, self.info.std, self.info.name)
         if t.shape[-1] != self.resolution:
             t = F.interpolate(t, size=(self.resolution, self.resolution), mode="bilinear",
                               antialias=True, align_corners=False)
-        self._x, self._y = t.contiguous(), y.astype(np.int64)
+        self._x = t.contiguous()
 
     def _draw(self, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         b, c = self.batch_size, self.info.num_classes
@@ -268,10 +289,8 @@ class ImageBatches(RGBBatches):
                 self._load()
             idx = rng.choice(len(self._x), size=b, replace=b > len(self._x))
             x = self._x[torch.from_numpy(idx)]
-            if self.labels == "true" and self.info.name == "cifar10":
-                y = self._y[idx]
-            else:
-                y = rng.integers(0, c, size=b)
+            # the labels drawn after the images, as always: committed scores rest on these draws
+            y = self._y[idx] if self.labels == "true" else rng.integers(0, c, size=b)
         # channels-last is oneDNN's fast layout for convolutions on CPU (~20% per pass here)
         return x.contiguous(memory_format=torch.channels_last), torch.as_tensor(y, dtype=torch.long)
 

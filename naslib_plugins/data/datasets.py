@@ -9,6 +9,7 @@ from naslib_plugins.errors import UserError
 @dataclass(frozen=True)
 class DatasetInfo:
     name: str
+    title: str  # as people write it, for descriptions
     num_classes: int
     resolution: int
     # per-channel input normalisation; None where it is computed from the data (digits)
@@ -24,12 +25,13 @@ class DatasetInfo:
 
 DATASETS: dict[str, DatasetInfo] = {
     "cifar10": DatasetInfo(
-        "cifar10", 10, 32, (0.49139968, 0.48215827, 0.44653124), (0.24703233, 0.24348505, 0.26158768)
+        "cifar10", "CIFAR-10", 10, 32, (0.49139968, 0.48215827, 0.44653124), (0.24703233, 0.24348505, 0.26158768)
     ),
     "cifar100": DatasetInfo(
-        "cifar100", 100, 32, (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762)
+        "cifar100", "CIFAR-100", 100, 32, (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762)
     ),
     "ImageNet16-120": DatasetInfo(
+        "ImageNet16-120",
         "ImageNet16-120",
         120,
         16,
@@ -37,7 +39,7 @@ DATASETS: dict[str, DatasetInfo] = {
         (63.22 / 255, 61.26 / 255, 65.09 / 255),
     ),
     # scikit-learn's load_digits: 8x8 grey images, standardised per pixel on the train split
-    "digits": DatasetInfo("digits", 10, 8, None, None, channels=1),
+    "digits": DatasetInfo("digits", "digits", 10, 8, None, None, channels=1),
 }
 
 _ALIASES = {

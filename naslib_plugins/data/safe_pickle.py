@@ -10,6 +10,7 @@ refused: they are not numbers, and numpy fills one from a list without checking 
 (a crafted pickle crashes the process)."""
 from __future__ import annotations
 
+import bz2
 import functools
 import io
 import math
@@ -44,8 +45,8 @@ class TooLarge(pickle.UnpicklingError):
 
 
 class _RestrictedUnpickler(pickle.Unpickler):
-    def __init__(self, file: io.BytesIO, max_bytes: int):
-        super().__init__(file)
+    def __init__(self, file: io.BytesIO, max_bytes: int, encoding: str):
+        super().__init__(file, encoding=encoding)
         self.budget = max_bytes
         self.max_bytes = max_bytes
         # what find_class hands out for these names: a pickle only ever calls them, or passes ndarray to _reconstruct
@@ -99,15 +100,32 @@ class _RestrictedUnpickler(pickle.Unpickler):
         return str(*args)
 
 
-def safe_load(path: str | Path, max_bytes: int = MAX_BYTES) -> Any:
+def _bunzip(path: Path, data: bytes, max_bytes: int) -> bytes:
+    """`data` decompressed, refused past `max_bytes` (a few bytes of bz2 can ask for gigabytes)."""
+    unzip = bz2.BZ2Decompressor()
+    try:
+        out = unzip.decompress(data, max_length=max_bytes + 1)
+    except (OSError, EOFError) as e:
+        raise BenchmarkFileError(f"{path}: not bz2-compressed data ({e})") from None
+    if len(out) > max_bytes:
+        raise BenchmarkFileError(f"{path}: refused to decompress past {max_bytes} bytes")
+    if not unzip.eof:
+        raise BenchmarkFileError(f"{path}: truncated bz2 stream")
+    return out
+
+
+def safe_load(path: str | Path, max_bytes: int = MAX_BYTES, encoding: str = "ASCII") -> Any:
     """Unpickle a file that may hold only containers and numbers, asking for no more than
-    `max_bytes` beyond what the file holds; anything else is refused."""
+    `max_bytes` beyond what the file holds; anything else is refused. `encoding` is pickle's for
+    Python 2 strings: "bytes" keeps them as bytes, which Python 2's numpy arrays hold their data in."""
     path = Path(path)
     if not path.is_file():
         raise BenchmarkFileError(f"benchmark file not found: {path}")
     data = path.read_bytes()
+    if path.suffix == ".pbz2":  # NATS-Bench's bz2-compressed pickles
+        data = _bunzip(path, data, max_bytes)
     try:
-        return _RestrictedUnpickler(io.BytesIO(data), max_bytes).load()
+        return _RestrictedUnpickler(io.BytesIO(data), max_bytes, encoding).load()
     except ForbiddenGlobal as e:
         raise BenchmarkFileError(
             f"{path}: refused to unpickle ({e}); only containers and numbers are allowed"

@@ -15,7 +15,8 @@ def make_batches(dataset: str, batch_size: int = 64, seed: int = 0, labels: str 
                  data: str = "real", images: str | Path | None = None,
                  resolution: int | None = None) -> SeededBatches:
     """`labels=None` picks the dataset's default: true labels, random ones for TNB tasks (no
-    Taskonomy labels here, only synthetic targets). `resolution` (None: the task's own) sizes a
+    Taskonomy labels here, only synthetic targets) and where another dataset's images stand in
+    (the CIFAR-10 sample for cifar100). `resolution` (None: the task's own) sizes a
     TNB task's images; the other datasets keep their own size whatever it is (the command line
     refuses it there)."""
     if dataset == "digits":

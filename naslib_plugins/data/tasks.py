@@ -1,7 +1,7 @@
 """TransNAS-Bench-101's seven Taskonomy tasks: their facts, losses, and stand-in batches.
 
-No Taskonomy images are available here, so `TaskBatches` feeds the CIFAR-10 sample (or
-Gaussian noise) resized to the task's resolution, with synthetic targets of the shape and type
+No Taskonomy images are available here, so `TaskBatches` feeds the CIFAR-10 sample (or other
+images, or Gaussian noise) resized to the task's resolution, with synthetic targets of the shape and type
 each task's loss expects. Scores computed on it measure the networks on the right tensor
 shapes, not on Taskonomy's data; `describe()` says so.
 
@@ -11,7 +11,6 @@ naslib/utils/load_ops.py, naslib/search_spaces/transbench101/graph.py `get_loss_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -154,7 +153,7 @@ def shuffle_tiles(x: torch.Tensor, perms: np.ndarray) -> torch.Tensor:
 
 
 class TaskBatches(RGBBatches):
-    """Batches for one TNB task. Inputs: CIFAR-10 images (or N(0,1) noise) resized to
+    """Batches for one TNB task. Inputs: real images (the CIFAR-10 sample by default) or N(0,1) noise, resized to
     `resolution` and normalised as NASLib normalises that task's Taskonomy images. Targets, all
     synthetic (labels="random", the only mode):
     - class_scene/class_object: one-hot distributions over random classes (the soft-label
@@ -190,7 +189,7 @@ class TaskBatches(RGBBatches):
         else:
             norm = ("no normalisation" if self.info.mean is None
                     else f"normalised with mean {self.info.mean} std {self.info.std}")
-            source = f"real CIFAR-10 images from {Path(self.images).name} resized to {r}x{r}, {norm}"
+            source = f"{self._real_images()} resized to {r}x{r}, {norm}"
         targets = {
             "classification": f"one-hot targets of random classes over {self.info.num_classes}",
             "regression": f"synthetic N(0,1) targets of {self.info.num_classes} values",

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.data.batches import BatchSource, earlier_settings
 from naslib_plugins.device import CPU, environment
 from naslib_plugins.errors import BenchmarkFileError, UserError, text_file
 from naslib_plugins.evaluation.correlation import correlations
@@ -109,7 +109,7 @@ def split_predictors(names: list[str], options: dict[str, dict] | None = None
 
 
 # what must agree for scores from an earlier run to stand in for scoring now
-_REUSE_KEYS = ("space", "dataset", "seed", "batch_size", "labels", "data", "resolution", "hvp")
+_REUSE_KEYS = ("space", "dataset", "seed", "batch_size", "labels", "data", "resolution", "hvp", "images")
 
 
 def read_reused_scores(path: Path, settings: dict, describe: str) -> dict[str, dict]:
@@ -135,6 +135,8 @@ def read_reused_scores(path: Path, settings: dict, describe: str) -> dict[str, d
         header, records, _, _ = read_score_log(path)
         theirs = {k: header.get(k) for k in _REUSE_KEYS}
         ours = {k: settings.get(k) for k in _REUSE_KEYS}
+        if theirs in [{k: s.get(k) for k in _REUSE_KEYS} for s in earlier_settings(settings)]:
+            theirs = ours
     diff = [k for k in ours if ours[k] != theirs[k]]
     if diff:
         raise UserError(f"--scores-from {path} was made with other settings: "

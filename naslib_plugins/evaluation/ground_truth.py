@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the spaces import this module for their readers
 
 METRICS = ("test_accuracy", "val_accuracy", "train_accuracy")
 PICKLE_SUFFIXES = (".pickle", ".pkl", ".p")
+DIRECTORY = "a folder"  # the key of a space's reader of a benchmark that comes as a folder
 ARCH_COLUMNS = ("naslib_op_indices", "arch", "arch_str", "architecture", "net", "net_str")
 # the former merged NB201 table's dataset spelling
 _CSV_DATASET = {"cifar10": "cifar10", "cifar100": "cifar100", "ImageNet16-120": "imagenet16"}
@@ -52,10 +53,13 @@ class GroundTruth:
 def load_ground_truth(path: str | Path, space: SearchSpace, dataset: str, metric: str = "test_accuracy") -> GroundTruth:
     path = Path(path)
     dataset = check_query(space, dataset, metric)
-    if not path.is_file():
-        raise BenchmarkFileError(f"benchmark file not found: {path} (looked for {path.resolve()})")
-    suffix = path.suffix.lower()
     readers = {".csv": read_csv, ".json": read_zc_json, **space.benchmark_readers}
+    if path.is_dir() and DIRECTORY in readers:
+        suffix = DIRECTORY
+    elif not path.is_file():
+        raise BenchmarkFileError(f"benchmark file not found: {path} (looked for {path.resolve()})")
+    else:
+        suffix = path.suffix.lower()
     if suffix not in readers:
         raise BenchmarkFileError(f"{path}: unknown benchmark format {suffix!r} for {space.name} "
                                  f"(want {', '.join(readers)})")

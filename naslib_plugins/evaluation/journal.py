@@ -101,8 +101,10 @@ class ScoreLog:
             raise
 
     def _load(self) -> None:
+        from naslib_plugins.data.batches import earlier_settings  # torch: only when a log is reopened
+
         scan = _scan(self.path)
-        if scan.header != self.settings:
+        if scan.header != self.settings and scan.header not in earlier_settings(self.settings):
             diff = sorted(k for k in set(scan.header) | set(self.settings)
                           if scan.header.get(k) != self.settings.get(k))
             raise UserError(

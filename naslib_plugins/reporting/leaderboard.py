@@ -11,11 +11,15 @@ import csv
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from naslib_plugins.errors import BenchmarkFileError
 from naslib_plugins.fileio import atomic_write, write_text_atomic
-from naslib_plugins.reporting.published import Anchors, Source, parse_anchors
+from naslib_plugins.reporting.published import Anchors, Source, load_anchors
 from naslib_plugins.reporting.runs import PREDICTOR_KEYS, correlation_runs, search_runs, warn_skipped
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 # the config values that tell one search protocol from another, in the order shown
 KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "pool", "validate_rounds", "steps", "mu", "nu",
@@ -43,6 +47,12 @@ def _source_dict(source: Source) -> dict:
 
 def _published(items: list) -> str:
     return "; ".join(f"{a.source.label}: {a.values()}" for a in items)
+
+
+def _notes(items: list) -> str:
+    """The published figures' caveats (a trained predictor, a hybrid search), for the rows that have
+    no run of ours beside them."""
+    return "; ".join(dict.fromkeys(a.note for a in items if a.note))
 
 
 def _correlation_sections(results_dir: Path, runs: list[tuple[Path, dict]], anchors: Anchors | None) -> list[dict]:
@@ -73,7 +83,8 @@ def _correlation_sections(results_dir: Path, runs: list[tuple[Path, dict]], anch
         for name in dict.fromkeys(a.predictor for a in published if a.predictor not in ran):
             mine = [a for a in published if a.predictor == name]
             section["published_only"].append({"kind": "published correlation", "space": space, "dataset": dataset,
-                                              "method": name, "published": _published(mine), "anchors": mine})
+                                              "method": name, "published": _published(mine), "note": _notes(mine),
+                                              "anchors": mine})
         sections.append(section)
     return sections
 
@@ -118,8 +129,8 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
         for a in (anchors.search if anchors else []):
             if (a.space, a.dataset) == (space, dataset) and id(a) not in matched:
                 published_only.append({"kind": "published search", "space": space, "dataset": dataset,
-                                       "method": a.method, "published": _published([a]), "anchors": [a],
-                                       "optimum": anchors.optimum.get((space, dataset))})
+                                       "method": a.method, "published": _published([a]), "note": _notes([a]),
+                                       "anchors": [a], "optimum": anchors.optimum.get((space, dataset))})
     return {"rows": rows, "published_only": published_only,
             "sources": list(dict.fromkeys(a.source for r in rows + published_only for a in r["anchors"]))}
 
@@ -138,9 +149,13 @@ def _sources_md(sources: list[Source], refs: dict[Source, int]) -> list[str]:
         return []
     lines = ["Published figures:", ""]
     for s in sources:
-        lines.append(f"- [{refs[s]}] **{s.label}**: {s.text.rstrip('.')} (anchors.md line {s.line}). "
-                     f"Protocol: {s.protocol.rstrip('.')}.")
+        line = "" if s.line is None else f" (anchors.md line {s.line})"
+        lines.append(f"- [{refs[s]}] **{s.label}**: {s.text.rstrip('.')}{line}. Protocol: {s.protocol.rstrip('.')}.")
     return lines + [""]
+
+
+def _published_only(row: dict) -> str:
+    return "published only" + (f" ({row['note']})" if row["note"] else "")
 
 
 def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> str:
@@ -148,7 +163,7 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
              f"Made by `naslib-plugins leaderboard` from every correlation.json and search.json under "
              f"`{board['results_dir']}`; each row names its file (relative to that folder).", ""]
     if anchors:
-        lines += [f"Published figures from `{anchors.path}`, cited by [number] and listed under each table "
+        lines += [f"Published figures from `{anchors.origin}`, cited by [number] and listed under each table "
                   f"with the protocol their source states. {anchors.note}", ""]
     else:
         lines += ["Published figures: not available (no anchors file given or found).", ""]
@@ -169,7 +184,7 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
                 cells = [r["method"], f"`{r['file']}`", fmt(r["kendall"]), fmt(r["spearman"]),
                          fmt(r["top10_precision"]), f"{r['n_valid']} ({r['n_failed']})", fmt(r["seconds_per_arch"])]
             else:
-                cells = [r["method"], "published only", "", "", "", "", ""]
+                cells = [r["method"], _published_only(r), "", "", "", "", ""]
             cells += [", ".join(a.text for a in r["anchors"] if a.source == s) for s in srcs]
             lines.append("| " + " | ".join(cells) + " |")
         lines += [""] + _sources_md(srcs, refs)
@@ -192,7 +207,7 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
                 cells = [r["method"], r["settings"], r["space"], dataset, r["seeds"], accuracy_cell(r), secs,
                          published, optimum, f"`{r['file']}`"]
             else:
-                cells = [r["method"], "published only", r["space"], r["dataset"], "", "", "", published, optimum, ""]
+                cells = [r["method"], _published_only(r), r["space"], r["dataset"], "", "", "", published, optimum, ""]
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", "Test accuracy: mean +- population std over the seeds, looked up in the benchmark; "
                   "seconds are this machine's CPU wall and process time. A dataset marked \"found on\" gives "
@@ -208,7 +223,7 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
 
 def _jsonable(row: dict) -> dict:
     out = {k: v for k, v in row.items() if k != "anchors"}
-    out["anchors"] = [{"values": a.values(), "source": a.source.label, "line": a.source.line}
+    out["anchors"] = [{"values": a.values(), "source": a.source.label, "line": a.source.line, "note": a.note}
                       for a in row["anchors"]]
     return out
 
@@ -221,14 +236,16 @@ def _csv_value(value) -> str:
     return str(value)
 
 
-def build_leaderboard(results_dir: Path, anchors: Path | None, plots: bool = True) -> dict:
-    """Write LEADERBOARD.md/.csv/.json (and, with plots, PNGs under plots/) and return the board."""
+def build_leaderboard(results_dir: Path, anchors: Path | Traversable | None, plots: bool = True) -> dict:
+    """Write LEADERBOARD.md/.csv/.json (and, with plots, PNGs under plots/) and return the board;
+    `anchors` is the published figures' file (published.default_anchors() the package's), None
+    for none."""
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise BenchmarkFileError(f"results folder not found: {results_dir}")
-    parsed = parse_anchors(anchors) if anchors else None
+    parsed = load_anchors(anchors) if anchors is not None else None
     correlation = correlation_runs(results_dir)
-    board = {"results_dir": str(results_dir), "anchors_file": str(anchors) if anchors else None,
+    board = {"results_dir": str(results_dir), "anchors_file": parsed.origin if parsed else None,
              "correlation": _correlation_sections(results_dir, correlation, parsed),
              "search": search_section(results_dir, parsed), "plots": []}
     if plots:

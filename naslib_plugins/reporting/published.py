@@ -1,17 +1,42 @@
-"""Published figures from anchors.md, parsed at run time into our names, each with its source.
+"""Published figures in our names, each with its source and the protocol it was measured under.
 
-anchors.md is prose around three kinds of markdown table (K/S on NB201 from the ZiCo paper, the
-Suite-Zero Spearman grid, the NB201 search results); the table's layout decides how it is read,
-and a table of any other layout is an error rather than silently ignored. Every figure keeps the
-source and protocol its section states, so a leaderboard can cite it and say how it was measured.
+They ship with the package as published.csv, one row per figure (a Kendall and a Spearman are two
+rows), read with the csv module:
+
+- kind: correlation, search, or optimum (the benchmark's best architecture)
+- method: our predictor (correlation) or optimizer (search) where we have one, else the method's
+  name in lower case; name: the method as its paper names it
+- space, dataset: our registry's names (a TransNAS-Bench-101 task is the dataset)
+- metric: kendall or spearman (correlation); test_accuracy, test_error or rank (search, optimum)
+- value, std: as printed (std empty where the paper gives none)
+- split (test or val: what the accuracy was measured on), n_archs, epochs, batch_size, runs
+  (figures averaged), cost, condition: the protocol as the source states it, empty where it
+  states nothing
+- settings: for a search figure, the config `KEY=VALUE ...` (alternatives `A|B`) a run of our
+  optimizer `method` needs to be set beside it; empty: no run of ours is compared with it
+- source: authors, venue, year and the table or figure; note: a caveat a reader needs
+
+A markdown file in the older anchors.md layout is still read (parse_anchors): prose around three
+kinds of markdown table (K/S on NB201 from the ZiCo paper, the Suite-Zero Spearman grid, the NB201
+search results); the table's layout decides how it is read, and a table of any other layout is an
+error rather than silently ignored.
 """
 from __future__ import annotations
 
+import csv
+import io
+import json
+import math
 import re
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from naslib_plugins.errors import BenchmarkFileError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 NB201 = "nasbench201"
 NB201_DATASETS = {"CIFAR-10": "cifar10", "CIFAR-100": "cifar100", "ImageNet16-120": "ImageNet16-120"}
@@ -49,12 +74,18 @@ _MEAN_STD = re.compile(rf"^({_NUM})\s*\+-\s*({_NUM})$")
 
 @dataclass(frozen=True)
 class Source:
-    """Where a figure comes from: a short label, the line of anchors.md naming it, its protocol."""
+    """Where a figure comes from: a short label, the citation, its protocol, and the line of
+    anchors.md naming it (None for the CSV, whose every row names its source)."""
 
     label: str
     text: str
-    line: int
+    line: int | None
     protocol: str
+
+    @property
+    def paper(self) -> str:
+        """`ZiCo` of `ZiCo Table 3` and of `ZiCo paper`: the tables pick one paper's figures by it."""
+        return self.label.split(" ", 1)[0]
 
 
 @dataclass(frozen=True)
@@ -65,8 +96,9 @@ class CorrelationAnchor:
     kendall: float | None
     spearman: float | None
     metric: str  # test_accuracy or val_accuracy: what the paper correlated with
-    text: str  # as printed in anchors.md (".61/.80" is Kendall/Spearman, ".31" Spearman alone)
+    text: str  # as printed (".61/.80" is Kendall/Spearman, ".31" Spearman alone)
     source: Source
+    note: str = ""
 
     def values(self) -> str:
         return self.text
@@ -80,10 +112,11 @@ class SearchAnchor:
     space: str
     dataset: str
     mean: float
-    std: float
+    std: float | None
     cost: str
-    text: str  # as printed in anchors.md
+    text: str  # as printed
     source: Source
+    note: str = ""
 
     def values(self) -> str:
         return self.text + ("" if self.cost in ("", "-") else f", {self.cost}")
@@ -98,8 +131,8 @@ class SearchAnchor:
 
 @dataclass
 class Anchors:
-    path: Path
-    note: str  # the file's opening caution that protocols differ
+    origin: str  # the file, as the leaderboard names it
+    note: str  # the caution that protocols differ
     correlation: list[CorrelationAnchor] = field(default_factory=list)
     search: list[SearchAnchor] = field(default_factory=list)
     optimum: dict[tuple[str, str], float] = field(default_factory=dict)  # best test accuracy per benchmark
@@ -244,7 +277,7 @@ def parse_anchors(path: Path) -> Anchors:
         raise BenchmarkFileError(f"anchors file {path}: {e.strerror}") from None
     sections = _sections(text)
     intro = " ".join(t for _, t in sections[0].prose)
-    out = Anchors(path, note=intro.split(" NB201 optimum")[0])
+    out = Anchors(str(path), note=intro.split(" NB201 optimum")[0])
     optimum = re.search(r"NB201 optimum[^:]*:(.*?)\.(?:\s|$)", intro)
     if optimum:
         for name, value in re.findall(r"(CIFAR-10|CIFAR-100|ImageNet16-120) ([\d.]+)", optimum.group(1)):
@@ -268,12 +301,160 @@ def parse_anchors(path: Path) -> Anchors:
     return out
 
 
-def default_anchors() -> Path | None:
-    """anchors.md beside the shared data folder ($NASLIB_PLUGINS_DATA/../anchors.md), the shared
-    data's layout, if it is there."""
-    from naslib_plugins.data.batches import data_dir
+PACKAGE_FILE = "published.csv"
+PACKAGE_ORIGIN = f"naslib_plugins/reporting/{PACKAGE_FILE}"
+CSV_NOTE = ("The papers' protocols differ (all architectures or a sample, test or validation accuracy, batch size, "
+            "runs): compare a figure only under the protocol listed with its source.")
+CSV_COLUMNS = ("kind", "method", "name", "space", "dataset", "metric", "value", "std", "split", "n_archs", "epochs",
+               "batch_size", "runs", "cost", "settings", "condition", "source", "note")
+REQUIRED = ("kind", "method", "name", "space", "dataset", "metric", "value", "source")
+METRICS = {"correlation": ("kendall", "spearman"), "search": ("test_accuracy", "test_error", "rank"),
+           "optimum": ("test_accuracy",)}
+SPLITS = {"test": "test", "val": "validation"}
+COUNTS = ("n_archs", "epochs", "batch_size", "runs")
+FIGURE_KEY = ("kind", "method", "name", "space", "dataset", "metric", "source")  # what tells two figures apart
+SEARCH_UNITS = {"test_accuracy": "", "test_error": " (test error)", "rank": " (rank)"}
+MEASURED = {"test_error": "error", "rank": "rank"}  # what a figure measures where not accuracy or a correlation
 
-    root = data_dir()
-    if root is not None and (root.parent / "anchors.md").is_file():
-        return root.parent / "anchors.md"
-    return None
+
+def default_anchors() -> Traversable:
+    """The published figures shipped with the package."""
+    return resources.files(__package__) / PACKAGE_FILE
+
+
+def load_anchors(source: Path | Traversable | None = None) -> Anchors:
+    """The published figures in `source` (default: the package's): a .csv in the package file's
+    layout, anything else a markdown file in anchors.md's."""
+    if source is None or source == default_anchors():
+        return read_published_csv(default_anchors(), PACKAGE_ORIGIN)
+    if source.name.lower().endswith(".csv"):
+        return read_published_csv(source, str(source))
+    return parse_anchors(Path(source))
+
+
+def _check_value(metric: str, value: float) -> bool:
+    if not math.isfinite(value):
+        return False
+    if metric in ("kendall", "spearman"):
+        return -1 <= value <= 1
+    if metric == "rank":
+        return value >= 1
+    return 0 <= value <= 100
+
+
+def _protocol(row: dict) -> str:
+    """The protocol columns as one phrase: `15625 archs, 200-epoch test accuracy, batch 64`."""
+    measured = " ".join(p for p in (row["epochs"] and f"{row['epochs']}-epoch", SPLITS.get(row["split"]),
+                                    MEASURED.get(row["metric"], "accuracy")) if p)
+    parts = [row["n_archs"] and f"{row['n_archs']} archs", measured, row["batch_size"] and f"batch {row['batch_size']}",
+             row["runs"] and f"{row['runs']} runs", row["condition"]]
+    return ", ".join(p for p in parts if p) or "not stated"
+
+
+def _setting_value(text: str):
+    """`400` -> 400, `1.0` -> 1.0, `true` -> True, `nwot` -> 'nwot': as a config's YAML gives them."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _settings(cell: str, where: str) -> dict:
+    """`predictor=nwot|nwot_eval budget=1000` -> {"predictor": ("nwot", "nwot_eval"), "budget": 1000}."""
+    settings = {}
+    for item in cell.split():
+        key, sep, values = item.partition("=")
+        if not (key and sep and values):
+            raise BenchmarkFileError(f"{where}: settings: expected KEY=VALUE, got {item!r}")
+        alternatives = tuple(_setting_value(v) for v in values.split("|"))
+        settings[key] = alternatives if len(alternatives) > 1 else alternatives[0]
+    return settings
+
+
+def _checked_row(row: dict, where: str) -> tuple[float, float | None, dict]:
+    """The row's value, std and settings; a one-line error for anything out of place."""
+    missing = [c for c in REQUIRED if not row[c]]
+    if missing:
+        raise BenchmarkFileError(f"{where}: empty {', '.join(missing)}")
+    kind, metric = row["kind"], row["metric"]
+    if kind not in METRICS:
+        raise BenchmarkFileError(f"{where}: kind {kind!r}: expected one of {', '.join(METRICS)}")
+    if metric not in METRICS[kind]:
+        raise BenchmarkFileError(f"{where}: metric {metric!r}: a {kind} figure is one of {', '.join(METRICS[kind])}")
+    if row["split"] not in ("", *SPLITS) or (kind == "correlation" and not row["split"]):
+        raise BenchmarkFileError(f"{where}: split {row['split']!r}: expected test or val"
+                                 + (" (a correlation must say which)" if kind == "correlation" else " or empty"))
+    numbers = []
+    for column in ("value", "std"):
+        try:
+            numbers.append(float(row[column]) if row[column] else None)
+        except ValueError:
+            raise BenchmarkFileError(f"{where}: {column}: not a number: {row[column]!r}") from None
+    value, std = numbers
+    if not _check_value(metric, value):
+        raise BenchmarkFileError(f"{where}: {metric} {row['value']} is out of range")
+    if std is not None and std < 0:
+        raise BenchmarkFileError(f"{where}: std {row['std']} is negative")
+    for column in COUNTS:
+        if row[column] and not (row[column].isdigit() and int(row[column]) > 0):
+            raise BenchmarkFileError(f"{where}: {column}: expected a positive integer, got {row[column]!r}")
+    if row["settings"] and kind != "search":
+        raise BenchmarkFileError(f"{where}: settings are for search figures only")
+    return value, std, _settings(row["settings"], where)
+
+
+def _source(row: dict) -> Source:
+    return Source(_label(row["source"]), row["source"], None, _protocol(row))
+
+
+def _printed(value: str) -> str:
+    """`0.61` -> `.61`, `-0.02` -> `-.02`: correlations as the papers print them."""
+    return re.sub(r"^(-?)0\.", r"\1.", value)
+
+
+def read_published_csv(source: Path | Traversable, origin: str) -> Anchors:
+    """The figures of a CSV in published.csv's layout, checked row by row."""
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as e:
+        raise BenchmarkFileError(f"anchors file {origin}: {e.strerror}") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = reader.fieldnames or []
+    missing, unknown = [c for c in CSV_COLUMNS if c not in header], [c for c in header if c not in CSV_COLUMNS]
+    if missing or unknown:
+        raise BenchmarkFileError(f"{origin}: " + "; ".join(
+            p for p in (missing and f"missing columns {', '.join(missing)}",
+                        unknown and f"unknown columns {', '.join(unknown)}") if p))
+    out = Anchors(origin, note=CSV_NOTE)
+    correlations: dict[tuple, dict] = {}  # a figure's Kendall and Spearman rows, in file order
+    keys: dict[tuple, int] = {}
+    for raw in reader:
+        where = f"{origin} line {reader.line_num}"
+        if None in raw or None in raw.values():
+            raise BenchmarkFileError(f"{where}: expected {len(header)} cells")
+        row = {k: v.strip() for k, v in raw.items()}
+        value, std, settings = _checked_row(row, where)
+        key = tuple(row[c] for c in FIGURE_KEY)
+        if key in keys:
+            raise BenchmarkFileError(f"{where}: the same figure as line {keys[key]}")
+        keys[key] = reader.line_num
+        if row["kind"] == "optimum":
+            out.optimum[(row["space"], row["dataset"])] = value
+        elif row["kind"] == "search":
+            printed = row["value"] + (f" +- {row['std']}" if row["std"] else "") + SEARCH_UNITS[row["metric"]]
+            out.search.append(SearchAnchor(row["name"], row["method"] if settings else None, settings, row["space"],
+                                           row["dataset"], value, std, row["cost"], printed, _source(row), row["note"]))
+        else:
+            figure = correlations.setdefault(tuple(v for c, v in row.items() if c not in ("metric", "value", "std")),
+                                             {"row": row, "values": {}, "printed": {}})
+            figure["values"][row["metric"]] = value
+            figure["printed"][row["metric"]] = _printed(row["value"])
+    for figure in correlations.values():
+        row, values, printed = figure["row"], figure["values"], figure["printed"]
+        text = "/".join(printed[m] for m in ("kendall", "spearman") if m in printed)
+        if "spearman" not in printed:  # alone, a figure reads as a Spearman
+            text += " (Kendall)"
+        out.correlation.append(CorrelationAnchor(row["method"], row["space"], row["dataset"], values.get("kendall"),
+                                                 values.get("spearman"), f"{row['split']}_accuracy", text,
+                                                 _source(row), row["note"]))
+    return out

@@ -14,9 +14,10 @@ The manifest is data a user edits:
 
 A kind's keys are the keyword-only parameters of its function below, checked (names and types)
 before anything is read. Paths are relative to the manifest's folder; a run pattern with * takes
-every match in path order. Published figures come from the anchors file, NASLib's recorded scores
-from the zc file each space declares, under $NASLIB_PLUGINS_DATA. A run not there yet shows as
-such; a run whose files are damaged is skipped with a warning naming them.
+every match in path order. Published figures come from the package's published.csv (or the file
+--anchors names), NASLib's recorded scores from the zc file each space declares, under
+$NASLIB_PLUGINS_DATA. A run not there yet shows as such; a run whose files are damaged is skipped
+with a warning naming them.
 """
 from __future__ import annotations
 
@@ -27,20 +28,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from inspect import signature
 from pathlib import Path
-from typing import get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, get_args, get_origin, get_type_hints
 
 from scipy import stats
 
 from naslib_plugins.config import read_yaml
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.reporting.leaderboard import accuracy_cell, fmt, search_section
-from naslib_plugins.reporting.published import STANDARD_DATA, Anchors, parse_anchors
+from naslib_plugins.reporting.published import STANDARD_DATA, Anchors, load_anchors
 from naslib_plugins.reporting.runs import read_agreement, read_correlation, read_scores, read_search
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 DATASET_SHORT = {"cifar10": "C10", "cifar100": "C100", "ImageNet16-120": "IN16"}
 SIZE = "params"  # the score every other is compared with for how much it follows model size
 VAL = "val_accuracy"  # what Suite-Zero correlates with and NASLib's zc files record
 NO_RUNS = "(no runs yet)"
+# the papers whose figures have columns of their own (a source label's first word)
+ZICO, SUITE_ZERO = "ZiCo", "NAS-Bench-Suite-Zero"
 
 
 @dataclass
@@ -125,7 +131,7 @@ def _rank_cell(v: float | None) -> str:
 def _suite_zero(anchors: Anchors) -> dict[tuple[str, str, str], float]:
     """NAS-Bench-Suite-Zero's Spearman with the validation metric, keyed (predictor, space, dataset)."""
     return {(a.predictor, a.space, a.dataset): a.spearman for a in anchors.correlation
-            if a.metric == VAL and a.spearman is not None}
+            if a.source.paper == SUITE_ZERO and a.metric == VAL and a.spearman is not None}
 
 
 def correlation(inputs: Inputs, *, title: str, runs: dict[str, str],
@@ -140,8 +146,8 @@ def correlation(inputs: Inputs, *, title: str, runs: dict[str, str],
             blocks.append([f"### {title} {label}: not run yet"])
             continue
         published = inputs.anchors.for_benchmark(r["space"], r["dataset"])
-        zico = {a.predictor: a for a in published if a.metric == "test_accuracy"}
-        suite = {a.predictor: a for a in published if a.metric == VAL}
+        zico = {a.predictor: a for a in published if a.source.paper == ZICO and a.metric == "test_accuracy"}
+        suite = {a.predictor: a for a in published if a.source.paper == SUITE_ZERO and a.metric == VAL}
         lines = _run_heading(f"{title} {label}", r, [
             "predictor", "Kendall", "Spearman", "top-10% prec.", "valid/failed", "s/arch", "target (Spearman)",
             "ZiCo paper K/S (all archs, test)", "Suite-Zero S (1000 archs, val)"])
@@ -481,15 +487,12 @@ def _replace_block(text: str, marker: str, lines: list[str], path: Path) -> str:
     return head + start + "\n" + "\n".join(lines) + "\n" + end + rest.split(end, 1)[1]
 
 
-def build_tables(manifest: Path, anchors: Path | None) -> list[str]:
-    """Write the page and the readme blocks the manifest names (all made before any is written);
-    returns what was written."""
+def build_tables(manifest: Path, anchors: Path | Traversable | None = None) -> list[str]:
+    """Write the page and the readme blocks the manifest names (all made before any is written),
+    with the published figures of `anchors` (default: the package's); returns what was written."""
     manifest = Path(manifest)
     spec = read_manifest(manifest)
-    if anchors is None:
-        raise UserError("the tables set published figures beside ours: pass --anchors PATH (anchors.md) or set "
-                        "$NASLIB_PLUGINS_DATA to a data folder with anchors.md beside it")
-    inputs = Inputs(manifest.parent, parse_anchors(anchors))
+    inputs = Inputs(manifest.parent, load_anchors(anchors))
     made: dict[str, list[str]] = {}
 
     def table(name: str) -> list[str]:

@@ -1,6 +1,6 @@
 """NAS-Bench-201's own ground-truth files.
 
-- `.zip`: the space's default, the shared `nasbench201/` folder read through the NASLib zip in it,
+- `.zip`: the shared `nasbench201/` folder read through the NASLib zip in it,
   `nasbench201/original/naslib_nb201_zen.zip`. Test accuracy (200 epochs) is RoBoT's
   `original/nb2_{cf10,cf100,im120}_test_accuracy.p` beside the zip: one number per NB201 index,
   the architecture of each index from `nasbench201/nats_bench_tss_200ep_test_acc.csv`
@@ -16,6 +16,8 @@
 - `.pickle`/`.pkl`: NASLib's `nb201_<dataset>_full_training.pickle`,
   `{arch_str: {dataset_key: {"eval_acc1es": [...], "train_acc1es": [...], ...}}}`; NASLib
   answers both test and validation queries with the last `eval_acc1es` entry, and so do we.
+- NATS-Bench's topology archive, the file `NATS-tss-v1_0-3ffb9.pickle.pbz2` or the folder
+  `NATS-tss-v1_0-3ffb9-simple/`: read through `nats_bench`, queried as the `.pth` is.
 """
 from __future__ import annotations
 
@@ -28,7 +30,14 @@ import torch
 
 from naslib_plugins.data.safe_pickle import safe_load
 from naslib_plugins.errors import BenchmarkFileError
-from naslib_plugins.evaluation.ground_truth import PICKLE_SUFFIXES, GroundTruth, arch_key, finite_value, read_csv
+from naslib_plugins.evaluation.ground_truth import (
+    DIRECTORY,
+    PICKLE_SUFFIXES,
+    GroundTruth,
+    arch_key,
+    finite_value,
+    read_csv,
+)
 from naslib_plugins.spaces.base import SearchSpace
 
 # NASLib's NB201 pickles: cifar10 results live under the "cifar10-valid" split
@@ -77,15 +86,22 @@ def read_nb201_pth(path: Path, space: SearchSpace, dataset: str, metric: str) ->
     except Exception as e:  # pickle errors, zip errors, refused globals
         raise BenchmarkFileError(f"{path}: cannot load as a NAS-Bench-201 .pth with weights_only=True "
                                  f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+    return _read_api(NASBench201API, data, path, space, dataset, metric)
+
+
+def _read_api(api_class: type, data: object, path: Path, space: SearchSpace, dataset: str,
+              metric: str) -> GroundTruth:
+    """Query every evaluated cell of a NAS-Bench-201 or NATS-Bench topology archive, loaded as
+    plain data, through its own API (nas_201_api and nats_bench answer alike)."""
     if not isinstance(data, dict) or not {"meta_archs", "arch2infos", "evaluated_indexes"} <= set(data):
         raise BenchmarkFileError(f"{path}: not a NAS-Bench-201 file (needs meta_archs, arch2infos, evaluated_indexes)")
     try:
-        api = NASBench201API(data, verbose=False)
+        api = api_class(data, verbose=False)
     except Exception as e:
         raise BenchmarkFileError(f"{path}: corrupt NAS-Bench-201 entries ({type(e).__name__}: {e})") from None
     ds_key, field_name = _PTH_QUERY[metric].get(dataset, (dataset, _PTH_KEY[metric]))
     gt = GroundTruth(space.name, dataset, metric, str(path))
-    for index in api.evaluated_indexes:
+    for index in sorted(api.evaluated_indexes):
         arch_str = api.meta_archs[index]
         try:
             info = api.get_more_info(index, ds_key, hp="200", is_random=False)
@@ -98,6 +114,38 @@ def read_nb201_pth(path: Path, space: SearchSpace, dataset: str, metric: str) ->
         gt.values[key] = finite_value(info[field_name], path, f"arch {index}")
         gt.index[key] = int(index)
     return gt
+
+
+NATS_SUFFIX = ".pickle.pbz2"
+
+
+def read_nats_archive(path: Path, space: SearchSpace, dataset: str, metric: str) -> GroundTruth:
+    """NATS-Bench's topology archive, queried through `nats_bench` (an optional dependency): the
+    one-file `NATS-tss-v1_0-3ffb9.pickle.pbz2` or the folder `NATS-tss-v1_0-3ffb9-simple/`
+    (`meta.pickle.pbz2` and one file per cell). nats_bench would unpickle them itself, running
+    whatever they name; they are read here through the restricted unpickler and handed to it as data."""
+    try:
+        from nats_bench.api_topology import NATStopology
+    except ImportError:
+        raise BenchmarkFileError(f"{path}: reading a NATS-Bench archive needs nats_bench (pip install nats_bench, "
+                                 "or the package's [nats] extra)") from None
+    if path.is_dir():
+        meta = safe_load(path / f"meta{NATS_SUFFIX}")
+        if not isinstance(meta, dict) or not isinstance(meta.get("meta_archs"), list):
+            raise BenchmarkFileError(f"{path / f'meta{NATS_SUFFIX}'}: no meta_archs list")
+        infos = {}
+        for index in range(len(meta["meta_archs"])):
+            cell = path / f"{index:06d}{NATS_SUFFIX}"
+            if not cell.is_file():
+                cell = path / f"{index}{NATS_SUFFIX}"
+            if cell.is_file():
+                infos[index] = safe_load(cell)
+        if not infos:
+            raise BenchmarkFileError(f"{path}: no cell files (000000{NATS_SUFFIX}, ...) beside meta{NATS_SUFFIX}")
+        data = {"meta_archs": meta["meta_archs"], "arch2infos": infos, "evaluated_indexes": sorted(infos)}
+    else:
+        data = safe_load(path)
+    return _read_api(NATStopology, data, path, space, dataset, metric)
 
 
 NATS_TABLE = "nats_bench_tss_200ep_test_acc.csv"
@@ -246,5 +294,5 @@ def read_nb201_zip(path: Path, space: SearchSpace, dataset: str, metric: str) ->
     return gt
 
 
-READERS = {".pth": read_nb201_pth, ".zip": read_nb201_zip, ".csv": read_nb201_csv,
-           **dict.fromkeys(PICKLE_SUFFIXES, read_nb201_pickle)}
+READERS = {".pth": read_nb201_pth, ".zip": read_nb201_zip, ".csv": read_nb201_csv, ".pbz2": read_nats_archive,
+           DIRECTORY: read_nats_archive, **dict.fromkeys(PICKLE_SUFFIXES, read_nb201_pickle)}
