@@ -64,3 +64,10 @@ def test_a_log_of_another_space_is_one_line_and_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "holds nasbench201/cifar10 scores, not mlp_act_skip/digits" in err[0]
     assert not (tmp_path / "zc.json").exists()
+
+
+def test_out_may_lie_in_a_folder_not_made_yet(tmp_path):
+    log, records = _log(tmp_path)
+    out = tmp_path / "NASLib" / "naslib" / "data" / "zc_nasbench201.json"  # where NASLib reads it
+    assert main(["export-zc", "--space", "nasbench201", "--from", str(log), "--out", str(out)]) == 0
+    assert set(json.loads(out.read_text())["cifar10"]) == {r["hash"] for r in records}

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -32,6 +33,9 @@ except ImportError as e:
 needs_naslib = pytest.mark.skipif(adapter is None, reason=f"NASLib is not importable: {NO_NASLIB}")
 
 ARCH = (2, 3, 0, 4, 1, 2)  # every NB201 op but `none` on a used edge, and one `none`
+# the spaces NASLib and we share, each with a dataset of its
+SPACES = [("nasbench201", "cifar10"), ("nasbench301", "cifar10"), ("nasbench101", "cifar10"),
+          ("transbench101_micro", "class_scene"), ("transbench101_macro", "class_scene")]
 
 
 def _gaussian(batch_size: int) -> BatchSource:
@@ -167,10 +171,49 @@ def test_plugin_predictor_reads_one_loader_batch_per_mini_batch():
         adapter.PluginZeroCost("ensemble")
 
 
+def _bananas(zc_names: list[str], loader: list):
+    """NASLib's BANANAS as far as it scores architectures with its own ZeroCost objects."""
+    from fvcore.common.config import CfgNode
+    from naslib.optimizers import Bananas
+
+    search = {"epochs": 1, "k": 2, "num_init": 2, "num_ensemble": 1, "predictor_type": "bananas",
+              "acq_fn_type": "its", "acq_fn_optimization": "mutation", "encoding_type": "path",
+              "num_arches_to_mutate": 1, "max_mutations": 1, "num_candidates": 2, "zc_names": zc_names}
+    bananas = Bananas(CfgNode({"dataset": "cifar10", "search": search}))
+    bananas.train_loader = loader  # what adapt_search_space loads when `zc` is set
+    return bananas
+
+
 @needs_naslib
-@pytest.mark.parametrize("space, dataset", [("nasbench201", "cifar10"), ("nasbench301", "cifar10"),
-                                            ("nasbench101", "cifar10"), ("transbench101_micro", "class_scene"),
-                                            ("transbench101_macro", "class_scene")])
+def test_batch_mode_sets_what_zico_reads_inside_naslibs_own_zerocost_objects():
+    from naslib.predictors import ZeroCost
+
+    graph = _nb201_graph()
+    loader = _loader(_gaussian(4), 2)
+    model = _ours_with_weights_of(graph)
+    zico = get_predictor("zico")
+    halves = zico.score(model, adapter.FixedBatches.split(*loader[0], 2), F.cross_entropy)
+    whole = zico.score(model, adapter.FixedBatches(loader), F.cross_entropy)
+    assert halves != pytest.approx(whole, rel=1e-6)
+    assert adapter.batch_mode() == "split"  # the default
+    assert ZeroCost(method_type="zico").num_imgs_or_batches == 1
+    assert _bananas(["zico"], loader).query_zc_scores(graph)["zico"] == pytest.approx(halves, rel=1e-9)
+    try:
+        adapter.set_batch_mode("loader")
+        assert ZeroCost(method_type="zico").num_imgs_or_batches == 2
+        # one mini-batch, or NASLib's own measure: as NASLib builds them
+        assert ZeroCost(method_type="nasi").num_imgs_or_batches == ZeroCost(method_type="snip").num_imgs_or_batches == 1
+        assert _bananas(["zico"], loader).query_zc_scores(graph)["zico"] == pytest.approx(whole, rel=1e-9)
+        with pytest.raises(UserError, match="unknown batch mode 'two'"):
+            adapter.set_batch_mode("two")
+        assert adapter.batch_mode() == "loader"
+    finally:
+        adapter.set_batch_mode("split")
+    assert ZeroCost(method_type="zico").num_imgs_or_batches == 1
+
+
+@needs_naslib
+@pytest.mark.parametrize("space, dataset", SPACES)
 def test_converters_round_trip(space, dataset):
     import numpy as np
     from naslib.search_spaces import get_search_space
@@ -186,6 +229,24 @@ def test_converters_round_trip(space, dataset):
     assert adapter.from_graph(adapter.to_graph(arch, blank))[1] == arch
     if space == "nasbench201":
         assert blank.op_indices is None
+
+
+@needs_naslib
+@pytest.mark.parametrize("space, dataset", [*SPACES[1:], ("nasbench201", "cifar100")])
+def test_to_graph_accepts_a_graph_that_holds_an_architecture(space, dataset):
+    import numpy as np
+
+    ours = get_space(space)
+    rng = np.random.default_rng(7)
+    first, second = ours.sample(rng), ours.sample(rng)
+    assert first != second
+    filled = adapter.to_graph(first, space, dataset)
+    filled.parse()  # built, weights and all, as NASLib's optimizers hand graphs back
+    graph = adapter.to_graph(second, filled)
+    assert type(graph) is type(filled) and graph.num_classes == filled.num_classes
+    assert adapter.from_graph(graph)[1] == second and adapter.from_graph(filled)[1] == first
+    graph.parse()  # NASLib builds the new one as any of its samples
+    assert next(graph.parameters(), None) is not None
 
 
 @needs_naslib
@@ -303,6 +364,86 @@ def test_naslib_run_command(tmp_path, require, shared_data):
     assert main(["naslib-run", "--config-file", str(config)]) == 2
 
 
+@needs_naslib
+def test_naslibs_zero_cost_runner_reads_our_scores_after_export_zc(tmp_path, shared_data, monkeypatch):
+    """`export-zc` into NASLib's data folder, then NASLib's own zero-cost runner on our proxies: it
+    takes our scores and correlates them with the exported val_accuracy (NASLib's own zc files
+    have no `zico` or `nasi`: KeyError)."""
+    import importlib
+    import pickle
+
+    import naslib
+    import naslib.utils
+    from scipy import stats
+
+    from naslib_plugins.cli import main
+    from naslib_plugins.naslib_adapter.__main__ import main as run_naslib
+
+    monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(shared_data))  # val_accuracy: the NB201 benchmark file
+    log = tmp_path / "scores.jsonl"
+    assert main(["score", "--space", "nasbench201", "--dataset", "cifar10", "--predictors", "zico,nasi",
+                 "--n-archs", "6", "--data", "gaussian", "--batch-size", "4", "--device", "cpu",
+                 "--out", str(log)]) == 0
+    root = tmp_path / "NASLib" / "naslib"  # NASLib's get_project_root(): the naslib package folder
+    zc_file = root / "data" / "zc_nasbench201.json"
+    assert main(["export-zc", "--space", "nasbench201", "--dataset", "cifar10", "--from", str(log),
+                 "--out", str(zc_file)]) == 0
+    exported = json.loads(zc_file.read_text())["cifar10"]
+    assert len(exported) == 6
+
+    monkeypatch.setattr(importlib.import_module("naslib.utils.get_dataset_api"), "get_project_root", lambda: root)
+    # the runner loads NASLib's NB201 benchmark first, but queries it only for architectures the zc
+    # file lacks, and builds CIFAR-10 loaders (a download) that scores from the file never use
+    with open(root / "data" / "nb201_cifar10_full_training.pickle", "wb") as f:
+        pickle.dump({}, f)
+    monkeypatch.setattr(naslib.utils, "get_train_val_loaders", lambda config, mode="train": (None,) * 5)
+    runner = Path(naslib.__file__).parent / "runners" / "zc" / "runner.py"
+    for proxy in ("zico", "nasi"):
+        config = tmp_path / f"{proxy}.yaml"
+        config.write_text(textwrap.dedent(f"""\
+            seed: 0
+            search_space: nasbench201
+            dataset: cifar10
+            predictor: {proxy}
+            test_size: 6
+            batch_size: 4
+            train_portion: 0.7
+            config_type: export_zc
+            out_dir: {tmp_path / 'run'}
+            """))
+        # as `python -m naslib_plugins.naslib_adapter naslib/runners/zc/runner.py --config-file ...`
+        assert run_naslib([str(runner), "--config-file", str(config)]) == 0
+        _, result = json.loads((tmp_path / f"run/export_zc/nasbench201/cifar10/{proxy}/0/scores.json").read_text())
+        ours = {(entry["val_accuracy"], entry[proxy]["score"]) for entry in exported.values()}
+        assert set(zip(result["full_ytest"], result["full_testpred"])) <= ours
+        # NaN if NASLib's compute_scores fails (it does with scikit-learn >= 1.6)
+        assert math.isfinite(result["kendalltau"])
+        assert result["kendalltau"] == pytest.approx(stats.kendalltau(result["full_ytest"], result["full_testpred"])[0])
+        assert result["spearman"] == pytest.approx(stats.spearmanr(result["full_ytest"], result["full_testpred"])[0])
+
+
+@needs_naslib
+def test_naslib_script_launcher_restores_what_it_sets(tmp_path, capsys):
+    import naslib.utils
+
+    from naslib_plugins.naslib_adapter.__main__ import main as run_naslib
+
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""\
+        import sys
+        from naslib.predictors import ZeroCost
+        from naslib.utils import parse_args
+        print("ARGS", parse_args().config_file, sys.argv[1:], ZeroCost(method_type="zico").num_imgs_or_batches)
+        """))
+    argv, parse = sys.argv, naslib.utils.parse_args
+    assert run_naslib(["--batch-mode", "loader", str(script), "--config-file", "c.yaml"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["ARGS c.yaml ['--config-file', 'c.yaml'] 2"]
+    assert sys.argv is argv and naslib.utils.parse_args is parse and adapter.batch_mode() == "split"
+    assert run_naslib([str(tmp_path / "none.py")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "error: no NASLib script" in err[0]
+
+
 def test_adapter_without_naslib_fails_with_one_clear_message():
     """Blocks `naslib` in a fresh interpreter; the rest of the package must keep working there."""
     script = textwrap.dedent("""\
@@ -321,6 +462,6 @@ def test_adapter_without_naslib_fails_with_one_clear_message():
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     lines = out.stdout.splitlines()
     assert any(line.startswith("IMPORT ") and "needs NASLib" in line and "PYTHONPATH" in line for line in lines), out
-    assert "PREDICTOR 2" in lines and "CLI 2" in lines
+    assert "PREDICTOR 2" in lines and "CLI 2" in lines, out
     errors = [line for line in out.stderr.splitlines() if line.strip()]
     assert len(errors) == 1 and errors[0].startswith("naslib-plugins: error:") and "needs NASLib" in errors[0]

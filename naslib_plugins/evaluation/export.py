@@ -56,5 +56,7 @@ def export_zc(out: Path, space: SearchSpace, dataset: str, entries: dict[str, di
             entry["val_accuracy"] = truth.values[key]
             if key in truth.index:
                 entry["idx"] = truth.index[key]
+    # as for the other commands, --out may lie in a folder not made yet
+    out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, json.dumps(data) + "\n")
     return data

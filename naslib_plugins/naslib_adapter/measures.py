@@ -6,9 +6,15 @@ How NASLib calls a measure (`predictive.find_measures_arrays`): on its own copy 
 with the data of `num_imgs_or_batches` loader batches concatenated into one (inputs, targets)
 pair, and `split_data`, its out-of-memory fallback. The value must be a list of tensors, which
 `find_measures` sums; only the measures named in UNSUMMED are passed through as they are.
+
+Predictors that read several mini-batches (ZiCo reads two) get them by cutting that data into
+equal parts. How much data that is depends on `num_imgs_or_batches`, which every `ZeroCost`
+starts at 1, including those NASLib builds itself (BANANAS/NPENAS `zc_names`, its runners and
+evaluators); `set_batch_mode` chooses (see BATCH_MODES; default "split").
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 
 import torch
@@ -23,8 +29,17 @@ ANSWERED_BEFORE_REGISTRY = ("flops", "params")
 # find_measures returns these measures' values unsummed; every other measure must give a list of tensors
 UNSUMMED = ("jacov", "epe_nas", "nwot", "zen")
 
+# how a predictor reading k > 1 mini-batches is fed inside NASLib's ZeroCost
+BATCH_MODES = {
+    "split": "the data of ZeroCost's loader batches (1 unless num_imgs_or_batches is set) cut into k parts",
+    "loader": "one whole loader batch per mini-batch: ZeroCost objects built from then on read k loader batches",
+}
+# the samples NASLib's own measures see (one loader batch), and what the adapter did before there was a choice
+DEFAULT_BATCH_MODE = "split"
+
 # name -> the implementation we put into NASLib's registry, to recognise our own entries
 _ours: dict[str, Callable] = {}
+_batch_mode = DEFAULT_BATCH_MODE
 
 
 def _is_set_predictor(name: str) -> bool:
@@ -42,11 +57,55 @@ def batches_read(predictor: Predictor) -> int:
     return max(1, predictor.requirements().batches)
 
 
+def is_ours(name: str) -> bool:
+    """Whether NASLib's registry serves `name` with our predictor."""
+    current = measure_registry()._measure_impls.get(name)
+    return current is not None and current is _ours.get(name)
+
+
+def batch_mode() -> str:
+    return _batch_mode
+
+
+def set_batch_mode(mode: str) -> None:
+    """How our predictors that read several mini-batches (ZiCo: two) get them inside NASLib's
+    `ZeroCost`, including the ones NASLib's optimizers, runners and evaluators build; one of
+    BATCH_MODES, default "split". "loader" makes each such ZeroCost built from then on draw as
+    many loader batches as the predictor reads (its `num_imgs_or_batches`, which a caller may
+    still set afterwards); ZeroCost objects of other measures are left as NASLib builds them."""
+    global _batch_mode
+    if mode not in BATCH_MODES:
+        raise UserError(f"unknown batch mode {mode!r}; one of: "
+                        + "; ".join(f"{k} ({v})" for k, v in BATCH_MODES.items()))
+    if mode != DEFAULT_BATCH_MODE:
+        _follow_batch_mode()
+    _batch_mode = mode
+
+
+def _follow_batch_mode() -> None:
+    """Wrap NASLib's `ZeroCost.__init__` (once) to apply the batch mode: the optimizers build their
+    ZeroCost objects inside their own methods, so their class is the one place every one passes."""
+    from naslib.predictors import ZeroCost
+
+    init = ZeroCost.__init__
+    if getattr(init, "_follows_batch_mode", False):
+        return
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if _batch_mode == "loader" and is_ours(self.method_type):
+            self.num_imgs_or_batches = batches_read(get_predictor(self.method_type))
+
+    __init__._follows_batch_mode = True
+    ZeroCost.__init__ = __init__
+
+
 def _measure(name: str) -> Callable:
     def compute(net: torch.nn.Module, inputs: torch.Tensor, targets: torch.Tensor, loss_fn=None, split_data: int = 1):
         # split_data is NASLib's out-of-memory fallback: its own measures sum gradients over that
         # many slices of the same data. Ours fix their mini-batches themselves (a predictor's
-        # `batches`), so the data is cut into exactly those
+        # `batches`), so the data is cut into exactly those (see BATCH_MODES for how much data)
         predictor = get_predictor(name)
         score = predictor.score(net, FixedBatches.split(inputs, targets, batches_read(predictor)), loss_fn)
         return float(score) if name in UNSUMMED else [torch.tensor(float(score), dtype=torch.float64)]
@@ -66,9 +125,9 @@ def register(names: Iterable[str] | None = None) -> list[str]:
     explicit = names is not None
     wanted = [PREDICTORS.canonical(n) for n in names] if explicit else PREDICTORS.names()
     for name in wanted:
-        current = measures._measure_impls.get(name)
-        if current is not None and current is _ours.get(name):
+        if is_ours(name):
             continue
+        current = measures._measure_impls.get(name)
         if explicit:
             check_per_architecture(name)
             if name in ANSWERED_BEFORE_REGISTRY:
@@ -84,4 +143,4 @@ def register(names: Iterable[str] | None = None) -> list[str]:
         # switch BatchNorm off themselves where their definition says so (SynFlow)
         measures.measure(name, bn=True)(_measure(name))
         _ours[name] = measures._measure_impls[name]
-    return sorted(n for n, impl in _ours.items() if measures._measure_impls.get(n) is impl)
+    return sorted(n for n in _ours if is_ours(n))
