@@ -129,9 +129,9 @@ def search(optimizer: str = "zc-evolution", *, space: str = "nasbench201", datas
     from naslib_plugins.data.inputs import as_batches
     from naslib_plugins.evaluation.ground_truth import default_benchmark
     from naslib_plugins.evaluation.search_run import check_seed, run_search
+    from naslib_plugins.optimizers import OPTIMIZERS
     from naslib_plugins.params import annotations, constructor_params
     from naslib_plugins.predictors import Predictor, get_predictor
-    from naslib_plugins.search import OPTIMIZERS
 
     seeds = [check_seed(s, "seeds") for s in ([seeds] if isinstance(seeds, int) else seeds)]
     if not seeds:
@@ -152,7 +152,7 @@ def search(optimizer: str = "zc-evolution", *, space: str = "nasbench201", datas
     path = Path(benchmark) if benchmark else default_benchmark(space_obj)
     with _folder(out) as folder:
         return run_search(opt, space_obj, dataset, seeds, batches_for, Path(folder), path,
-                          command="naslib_plugins.search(...)", progress=progress, device=device)
+                          command="naslib_plugins.optimizers(...)", progress=progress, device=device)
 
 
 def load_results(folder: str | Path):

@@ -237,8 +237,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     """Independent searches, one per seed; the found architectures' accuracies from the benchmark."""
     from naslib_plugins.evaluation.ground_truth import default_benchmark
     from naslib_plugins.evaluation.search_run import parse_seeds, run_search
+    from naslib_plugins.optimizers import OPTIMIZERS
     from naslib_plugins.params import constructor_params
-    from naslib_plugins.search import OPTIMIZERS
     from naslib_plugins.spaces import get_space
 
     if not args.out:
@@ -367,8 +367,8 @@ def cmd_tables(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from naslib_plugins.optimizers import OPTIMIZERS
     from naslib_plugins.predictors import PREDICTORS
-    from naslib_plugins.search import OPTIMIZERS
     from naslib_plugins.spaces import SPACES
 
     print("spaces:     " + ", ".join(SPACES.names()))
@@ -438,8 +438,8 @@ def _flag_type(cls: type, name: str, annotation: object) -> type:
 
 
 def _shown(value: object) -> str:
+    from naslib_plugins.optimizers.base import predictor_name
     from naslib_plugins.predictors import Predictor
-    from naslib_plugins.search.base import predictor_name
 
     if isinstance(value, Predictor):
         return predictor_name(value)
@@ -452,8 +452,8 @@ def _shown(value: object) -> str:
 
 def _optimizer_params() -> dict[str, list[tuple[str, type, inspect.Parameter]]]:
     """Each constructor parameter of the registered optimizers -> (name, class, parameter) of those that take it."""
+    from naslib_plugins.optimizers import OPTIMIZERS
     from naslib_plugins.params import constructor_params
-    from naslib_plugins.search import OPTIMIZERS
 
     users: dict[str, list[tuple[str, type, inspect.Parameter]]] = {}
     for label in OPTIMIZERS:

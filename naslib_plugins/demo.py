@@ -20,9 +20,9 @@ from naslib_plugins.errors import BenchmarkFileError
 from naslib_plugins.evaluation.correlate import correlation_table, run_correlation
 from naslib_plugins.evaluation.ground_truth import load_ground_truth
 from naslib_plugins.evaluation.search_run import run_search
+from naslib_plugins.optimizers import OPTIMIZERS
 from naslib_plugins.predictors import PREDICTORS, get_predictor
 from naslib_plugins.reporting.leaderboard import build_leaderboard
-from naslib_plugins.search import OPTIMIZERS
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces.mlp_act_skip import TABLE
 

@@ -23,8 +23,8 @@ from _timing import timed
 
 from naslib_plugins.data.batches import FixedBatches, ImageBatches
 from naslib_plugins.hvp import FrozenKinks
+from naslib_plugins.optimizers.nasi import NASI, gumbel, straight_through
 from naslib_plugins.predictors.gradient import GraSP
-from naslib_plugins.search.nasi import NASI, gumbel, straight_through
 from naslib_plugins.spaces import get_space
 
 

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from naslib_plugins.data.batches import ImageBatches
-from naslib_plugins.search.nasi import gumbel, straight_through
+from naslib_plugins.optimizers.nasi import gumbel, straight_through
 from naslib_plugins.spaces import get_space
 
 

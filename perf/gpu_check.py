@@ -24,7 +24,7 @@ from naslib_plugins.data.batches import ImageBatches, on_device
 from naslib_plugins.device import environment, resolve_device
 from naslib_plugins.evaluation.scoring import distinct_sample, make_predictors, score_architecture
 from naslib_plugins.evaluation.search_run import parse_seeds
-from naslib_plugins.search import OPTIMIZERS
+from naslib_plugins.optimizers import OPTIMIZERS
 from naslib_plugins.spaces import get_space
 
 PREDICTORS = ["nasi", "zico", "snip", "grasp", "synflow", "params", "flops", "nwot", "ntk_lambda_min"]

@@ -31,7 +31,7 @@ from naslib_plugins.data.sources import make_batches
 from naslib_plugins.device import environment, resolve_device
 from naslib_plugins.evaluation.scoring import distinct_sample, make_predictors, score_architecture
 from naslib_plugins.hvp import FrozenKinks
-from naslib_plugins.search.nasi import NASI, gumbel, straight_through
+from naslib_plugins.optimizers.nasi import NASI, gumbel, straight_through
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces.nasbench201.encoding import CONV1, CONV3, EDGE_POS, NONE, SKIP
 

@@ -14,10 +14,10 @@ import torch
 
 from naslib_plugins.data.sources import make_batches
 from naslib_plugins.evaluation.scoring import distinct_sample, make_predictors, score_architecture
+from naslib_plugins.optimizers import OPTIMIZERS
 from naslib_plugins.params import constructor_params
 from naslib_plugins.predictors import PREDICTORS
 from naslib_plugins.predictors.base import SetPredictor
-from naslib_plugins.search import OPTIMIZERS
 from naslib_plugins.spaces import get_space
 
 # (space, dataset, architectures, batch options): small batches and TNB at 64 px keep this to minutes

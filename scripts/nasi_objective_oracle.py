@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from naslib_plugins.evaluation.ground_truth import default_benchmark, load_ground_truth
+from naslib_plugins.optimizers.nasi import penalty
 from naslib_plugins.reporting.runs import read_scores
-from naslib_plugins.search.nasi import penalty
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces.nasbench201 import NUM_OPS
 

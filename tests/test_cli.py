@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from naslib_plugins.cli import build_parser, main
+from naslib_plugins.optimizers import OPTIMIZERS
 from naslib_plugins.params import constructor_params, get_params
 from naslib_plugins.predictors import get_predictor
-from naslib_plugins.search import OPTIMIZERS
 from naslib_plugins.spaces import get_space
 
 NB201 = get_space("nasbench201")
@@ -152,7 +152,7 @@ def test_shipped_configs_are_valid():
     for path in [p for p in _config_paths() if p.name.startswith("correlate_")]:
         options = _load_config(str(path), parser.subcommands["correlate"])
         assert options["space"] in ("nasbench201",) and options["n_archs"] > 0
-    from naslib_plugins.search import OPTIMIZERS
+    from naslib_plugins.optimizers import OPTIMIZERS
     from naslib_plugins.spaces import get_space
 
     searches = [p for p in _config_paths() if not p.name.startswith("correlate_")]

@@ -11,8 +11,8 @@ import torch
 
 from naslib_plugins.data.sources import make_batches
 from naslib_plugins.errors import ArchitectureError, UserError
+from naslib_plugins.optimizers import OPTIMIZERS
 from naslib_plugins.params import defaults, get_params
-from naslib_plugins.search import OPTIMIZERS
 from naslib_plugins.spaces import SPACES, get_space
 
 SPACE_NAMES = SPACES.names()

@@ -20,8 +20,8 @@ from naslib_plugins.data.sources import make_batches
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.scoring import distinct_sample, make_predictors, score_architecture
 from naslib_plugins.hvp import FrozenKinks, fd_step, shifted
+from naslib_plugins.optimizers.nasi import NASI, gumbel, straight_through
 from naslib_plugins.predictors.gradient import GraSP
-from naslib_plugins.search.nasi import NASI, gumbel, straight_through
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces.nasbench201.encoding import EDGE_POS, NONE
 

@@ -12,9 +12,8 @@ from naslib_plugins.cli import build_parser, main
 from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.search_run import parse_seeds
-from naslib_plugins.predictors import get_predictor
-from naslib_plugins.search import OPTIMIZERS
-from naslib_plugins.search.nasi import (
+from naslib_plugins.optimizers import OPTIMIZERS
+from naslib_plugins.optimizers.nasi import (
     NASI,
     adaptive_nu,
     architecture_score,
@@ -25,6 +24,7 @@ from naslib_plugins.search.nasi import (
     penalty_slope,
     straight_through,
 )
+from naslib_plugins.predictors import get_predictor
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces.nasbench201 import NONE, NB201Network, NB201Supernet
 

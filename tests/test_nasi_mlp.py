@@ -7,8 +7,8 @@ import torch.nn.functional as F
 
 from naslib_plugins.data.digits import DigitsBatches
 from naslib_plugins.errors import UserError
+from naslib_plugins.optimizers.nasi import NASI, architecture_score, gumbel, straight_through
 from naslib_plugins.predictors import get_predictor
-from naslib_plugins.search.nasi import NASI, architecture_score, gumbel, straight_through
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces.mlp_act_skip import MLPActSkipSpace, MLPActSkipSupernet
 

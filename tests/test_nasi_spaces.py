@@ -18,8 +18,8 @@ from naslib_plugins.cli import main
 from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.data.tasks import TASK_NAMES, TaskBatches
 from naslib_plugins.errors import UserError
+from naslib_plugins.optimizers.nasi import NASI, architecture_score, gumbel, straight_through
 from naslib_plugins.predictors import get_predictor
-from naslib_plugins.search.nasi import NASI, architecture_score, gumbel, straight_through
 from naslib_plugins.spaces import get_space
 from naslib_plugins.spaces import nasbench301 as nb301
 from naslib_plugins.spaces import transbench101 as tnb

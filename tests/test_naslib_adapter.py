@@ -19,8 +19,8 @@ import torch.nn.functional as F
 
 from naslib_plugins.data.batches import BatchSource, ImageBatches
 from naslib_plugins.errors import ArchitectureError, UserError
+from naslib_plugins.optimizers import OPTIMIZERS
 from naslib_plugins.predictors import get_predictor
-from naslib_plugins.search import OPTIMIZERS
 from naslib_plugins.spaces import get_space
 
 try:

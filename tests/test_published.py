@@ -12,6 +12,7 @@ import pytest
 
 from naslib_plugins.cli import main
 from naslib_plugins.errors import BenchmarkFileError
+from naslib_plugins.optimizers import OPTIMIZERS
 from naslib_plugins.reporting.published import (
     CSV_COLUMNS,
     FIGURE_KEY,
@@ -21,7 +22,6 @@ from naslib_plugins.reporting.published import (
     load_anchors,
     parse_anchors,
 )
-from naslib_plugins.search import OPTIMIZERS
 from naslib_plugins.spaces import SPACES, get_space
 
 STANDARD = {"labels": "true", "data": "real"}

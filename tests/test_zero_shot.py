@@ -15,8 +15,8 @@ from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.ground_truth import load_ground_truth
 from naslib_plugins.evaluation.scoring import ScoringJob
+from naslib_plugins.optimizers import OPTIMIZERS, zero_shot
 from naslib_plugins.predictors import Predictor, get_predictor
-from naslib_plugins.search import OPTIMIZERS, zero_shot
 from naslib_plugins.spaces import get_space
 
 

@@ -18,7 +18,7 @@ from naslib_plugins.errors import BenchmarkFileError, UserError, text_file
 from naslib_plugins.evaluation.ground_truth import GroundTruth, load_ground_truth
 from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.fileio import write_text_atomic
-from naslib_plugins.search.base import Optimizer
+from naslib_plugins.optimizers.base import Optimizer
 from naslib_plugins.spaces.base import SearchSpace
 
 MAX_SEED = 2**32 - 1  # what every generator here takes (torch.manual_seed refuses 2**64 and over)

@@ -24,7 +24,7 @@ from naslib_plugins.data.sources import BATCH_OPTIONS, make_batches
 from naslib_plugins.device import resolve_device
 from naslib_plugins.errors import UserError
 from naslib_plugins.naslib_adapter.converters import to_graph
-from naslib_plugins.search import OPTIMIZERS, SearchOutcome
+from naslib_plugins.optimizers import OPTIMIZERS, SearchOutcome
 from naslib_plugins.spaces import get_space
 
 # what Trainer.search logs each epoch, in its order

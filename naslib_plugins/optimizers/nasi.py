@@ -21,8 +21,8 @@ from naslib_plugins.data.batches import BatchSource, on_device
 from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
 from naslib_plugins.hvp import HVP_HELP, FrozenKinks, check_hvp, fd_step, shifted, sq_norm
+from naslib_plugins.optimizers.base import SUPERNET_HELP, Optimizer, SearchOutcome
 from naslib_plugins.predictors.base import model_device
-from naslib_plugins.search.base import SUPERNET_HELP, Optimizer, SearchOutcome
 from naslib_plugins.spaces.base import SearchSpace
 from naslib_plugins.spaces.supernet import Supernet, first_order
 

@@ -1,9 +1,9 @@
 """Search strategies by name."""
+from naslib_plugins.optimizers.base import Optimizer, SearchOutcome
+from naslib_plugins.optimizers.nasi import NASI
+from naslib_plugins.optimizers.zc_pt import ZeroCostPT
+from naslib_plugins.optimizers.zero_shot import ZeroShotEvolution, ZeroShotRandom
 from naslib_plugins.registry import Registry
-from naslib_plugins.search.base import Optimizer, SearchOutcome
-from naslib_plugins.search.nasi import NASI
-from naslib_plugins.search.zc_pt import ZeroCostPT
-from naslib_plugins.search.zero_shot import ZeroShotEvolution, ZeroShotRandom
 
 OPTIMIZERS: Registry[type[Optimizer]] = Registry("optimizer")
 OPTIMIZERS.add("nasi", NASI)

@@ -21,8 +21,8 @@ from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.scoring import ScoringJob
+from naslib_plugins.optimizers.base import Optimizer, SearchOutcome, predictor_name, scoring_predictor
 from naslib_plugins.predictors import Predictor, get_predictor
-from naslib_plugins.search.base import Optimizer, SearchOutcome, predictor_name, scoring_predictor
 from naslib_plugins.spaces.base import SearchSpace
 
 # proposals without a new architecture before a search gives up (the space is exhausted)

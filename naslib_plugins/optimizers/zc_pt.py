@@ -31,9 +31,9 @@ from naslib_plugins.data.batches import BatchSource, OffsetBatches, on_device
 from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.scoring import arch_seed
+from naslib_plugins.optimizers.base import SUPERNET_HELP, Optimizer, SearchOutcome, predictor_name, scoring_predictor
+from naslib_plugins.optimizers.zero_shot import _positive_int
 from naslib_plugins.predictors import Predictor, get_predictor
-from naslib_plugins.search.base import SUPERNET_HELP, Optimizer, SearchOutcome, predictor_name, scoring_predictor
-from naslib_plugins.search.zero_shot import _positive_int
 from naslib_plugins.spaces.base import SearchSpace
 from naslib_plugins.spaces.supernet import Supernet
 
