@@ -238,3 +238,11 @@ def test_data_and_demo_flags_leave_their_defaults_to_the_functions(monkeypatch, 
             default = inspect.signature(func).parameters[name].default
             shown = ",".join(map(str, default)) if isinstance(default, tuple) else str(default)
             assert f"(default: {shown})" in text
+
+
+def test_version(capsys):
+    from naslib_plugins import __version__
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"naslib-plugins {__version__}"
