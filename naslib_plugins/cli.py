@@ -224,7 +224,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     settings = {"space": space.name, "dataset": dataset, "predictors": list(predictors), "seed": args.seed,
                 **batches.settings(), "selection": selection, **({"model": size} if size else {}),
                 **hvp_setting(predictors)}
-    with session, ScoreLog(out, settings, resume=args.resume) as log:
+    with session, ScoreLog(out, settings, resume=args.resume, environment=environment(resolve_device(device))) as log:
         skipped = score_into_log(log, job, archs, workers=args.workers, backend=args.backend, address=args.address,
                                  desc=f"{space.name}/{dataset}", gpus_per_task=args.gpus_per_task)
         failed = sum("failed" in r["status"].values() for r in log.records.values())
@@ -546,12 +546,14 @@ def _load_config(path: str, parser: argparse.ArgumentParser) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from naslib_plugins import __version__
     from naslib_plugins.demo import run_demo
     from naslib_plugins.evaluation.scoring import ray_session
     from naslib_plugins.params import defaults
     from naslib_plugins.predictors import PREDICTORS
 
     parser = argparse.ArgumentParser(prog="naslib-plugins", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"naslib-plugins {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     parser.subcommands = sub.choices
 

@@ -43,7 +43,9 @@ def resolve_device(spec: str | torch.device | None = "auto") -> torch.device:
 
 def environment(device: torch.device) -> dict:
     """What a result depends on besides its settings: recorded in every output."""
-    out = {"device": str(device), "torch": torch.__version__}
+    # float32 scores move at rounding level with the kernels torch picks: its version and the CPU's
+    # vector extensions (ATEN_CPU_CAPABILITY)
+    out = {"device": str(device), "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
     if device.type == "cuda":
         out["device_name"] = torch.cuda.get_device_name(device)
         # TF32 moves gradient scores by up to 8% against float32 (README, "Devices")

@@ -48,7 +48,7 @@ def score_keys(
 ) -> dict[str, dict]:
     """Score every key not already in the log; returns {hash: record} for all keys."""
     job = ScoringJob(space, dataset, make_predictors(predictor_names, hvp), batches, seed, device=str(device))
-    with ScoreLog(log_path, settings, resume=resume) as log:
+    with ScoreLog(log_path, settings, resume=resume, environment=environment(device)) as log:
         # keys are the space's hashes, which every space parses back
         score_into_log(log, job, keys, workers=workers, desc=desc)
         return {k: log.records[k] for k in keys}

@@ -22,6 +22,7 @@ class _Scan:
     rejected: list[tuple[int, str, bytes]]  # (line number, why, the line) of each line set aside
     ends_in_newline: bool
     size: int
+    environment: dict | None = None  # what the first part of the run was computed under, where recorded
 
 
 def _scan(path: Path) -> _Scan:
@@ -37,12 +38,15 @@ def _scan(path: Path) -> _Scan:
     if lines[-1] == b"":
         lines.pop()  # what follows the final newline
     try:
-        header = json.loads(lines[0])["header"]
+        first = json.loads(lines[0])
+        header = first["header"]
     except (IndexError, ValueError, KeyError, TypeError):
         header = None
     if not isinstance(header, dict):  # the settings it holds are compared key by key
         raise UserError(f"{path}: not a score log (no header line); remove it or pick another --out")
-    scan = _Scan(header, {}, [lines[0]], [], raw.endswith(b"\n"), len(raw))
+    environment = first.get("environment")
+    scan = _Scan(header, {}, [lines[0]], [], raw.endswith(b"\n"), len(raw),
+                 environment if isinstance(environment, dict) else None)
     foreign = None  # line number of the other settings' header the lines now read fall under
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
@@ -84,9 +88,10 @@ class ScoreLog:
     `<log>.rejected` with their line numbers, and a last record without its newline gets one
     before anything is appended. The log is locked against a second writer while open."""
 
-    def __init__(self, path: str | Path, settings: dict, resume: bool = True):
+    def __init__(self, path: str | Path, settings: dict, resume: bool = True, environment: dict | None = None):
         self.path = Path(path)
         self.settings = settings
+        self.environment = environment
         self.records: dict[str, dict] = {}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = OutputLock(self.path)
@@ -94,7 +99,10 @@ class ScoreLog:
             if self.path.exists() and resume:
                 self._load()
             else:
-                write_text_atomic(self.path, json.dumps({"header": settings}, sort_keys=True) + "\n")
+                # the environment is recorded beside the settings, not among them: a run may resume
+                # elsewhere, and is told when its scores then come from two environments
+                first = {"header": settings, **({"environment": environment} if environment else {})}
+                write_text_atomic(self.path, json.dumps(first, sort_keys=True) + "\n")
             self._file = open(self.path, "a")
         except BaseException:
             self._lock.release()
@@ -112,6 +120,12 @@ class ScoreLog:
                 "use the same settings to resume, or another --out"
             )
         self.records = scan.records
+        if self.records and scan.environment and self.environment and scan.environment != self.environment:
+            changed = ", ".join(f"{k} {scan.environment.get(k)} -> {self.environment.get(k)}"
+                                for k in sorted(set(scan.environment) | set(self.environment))
+                                if scan.environment.get(k) != self.environment.get(k))
+            print(f"{self.path}: resuming under another environment ({changed}); float32 scores of the two "
+                  "parts may differ at rounding level", file=sys.stderr)
         if scan.rejected:
             side = self.path.with_name(self.path.name + REJECTED_SUFFIX)
             # appended, so what earlier resumes set aside stays; on disk before the log loses them

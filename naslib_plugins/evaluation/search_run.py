@@ -132,7 +132,7 @@ def run_search(
         write_text_atomic(out / "search.json", json.dumps(result, indent=2) + "\n")
         return result
 
-    with ScoreLog(out / "runs.jsonl", settings, resume=resume) as log:
+    with ScoreLog(out / "runs.jsonl", settings, resume=resume, environment=environment(device)) as log:
         done = [s for s in seeds if str(s) in log.records]
         if done:
             print(f"resuming: seeds {', '.join(map(str, done))} already in {out / 'runs.jsonl'}", file=sys.stderr)
