@@ -1,6 +1,8 @@
 """Reference scores: 20 architectures per space x every single-architecture predictor, and one
-short search per optimizer, written as JSON. Made before the redesign by the old code and checked
-since by tests/test_reference.py (exact hashes, strings and counts; floats within a tolerance).
+short search per optimizer, written as JSON, checked by tests/test_reference.py (exact hashes,
+strings and counts; floats within a tolerance). First made before the redesign, which reproduced it;
+made again when the predictors changed on purpose (the seven Suite-Zero proxies, ZiCo's tie guard,
+NASWOT's -inf rule, nwot_eval's initial statistics).
 
     NASLIB_PLUGINS_DATA=... python scripts/make_reference.py tests/reference/reference.json
 """

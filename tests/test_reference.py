@@ -1,7 +1,8 @@
 """Scores, hashes and searches against tests/reference/reference.json (scripts/make_reference.py).
 
-The reference was made by the code before the package's redesign; the redesign reproduced it
-bit for bit on the machine that made it. Here hashes, strings, parameter counts and found
+The reference was first made by the code before the package's redesign, which reproduced it bit
+for bit; it is made again only when a predictor changes on purpose (scripts/make_reference.py says
+when). Here hashes, strings, parameter counts and found
 architectures must match exactly; scores to a relative 1e-4 (absolute 1e-6 near zero), because
 float32 results move across CPU kernel paths. The default run checks the smallest network of every
 space and a seeded sample of the others (`slow`, one test per architecture)."""
