@@ -19,6 +19,25 @@ if typing.TYPE_CHECKING:  # for annotations only; the commands import what they 
     from naslib_plugins.spaces.base import SearchSpace
 
 
+def _command() -> str:
+    """This command line as the outputs record it: an argument inside $NASLIB_PLUGINS_DATA is
+    written relative to it (quoted so that a shell still expands it), so that no output names
+    this machine's folders."""
+    from naslib_plugins.data.batches import DATA_ENV, data_dir
+
+    root = data_dir()
+    prefixes = sorted({str(root).rstrip("/") + "/", str(root.resolve()) + "/"}, key=len, reverse=True) if root else []
+    words = []
+    for arg in sys.argv[1:]:
+        head, sep, tail = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+        prefix = next((p for p in prefixes if tail.startswith(p)), None)
+        if prefix is None:
+            words.append(shlex.quote(arg))
+        else:
+            words.append((shlex.quote(head + sep) if sep else "") + f'"${DATA_ENV}"/' + shlex.quote(tail[len(prefix):]))
+    return " ".join(["naslib-plugins", *words])
+
+
 def _names(text: str) -> list[str]:
     return [n.strip() for n in text.split(",") if n.strip()]
 
@@ -70,7 +89,7 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     options = {"ensemble": {"components": args.ensemble_components}} if args.ensemble_components else {}
     result = run_correlation(space, dataset, truth, names, batches, None if args.all else args.n_archs,
                              args.seed, Path(args.out), workers=args.workers, resume=not args.restart,
-                             command="naslib-plugins " + shlex.join(sys.argv[1:]),
+                             command=_command(),
                              scores_from=[Path(p) for p in args.scores_from or []], predictor_options=options,
                              device=resolve_device(args.device), hvp=args.hvp)
     print(correlation_table(result))
@@ -120,7 +139,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": args.seed,
               **{k: settings[k] for k in ("hvp",) if k in settings},
               "zc_file": Path(args.zc_file).name, "data": batches.describe(), "environment": environment(device),
-              "command": "naslib-plugins " + shlex.join(sys.argv[1:]), "predictors": {}}
+              "command": _command(), "predictors": {}}
     lines = [f"Agreement with NASLib's recorded scores, {space.name}/{dataset}, {len(keys)} architectures",
              "", "| predictor | Spearman | Kendall | exact (rel. 1e-6) | max abs diff |", "|---|---|---|---|---|"]
     for n in names:
@@ -257,7 +276,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     result = run_search(optimizer, space, dataset, seeds,
                         lambda seed: _batches(argparse.Namespace(**vars(args), seed=seed), dataset),
                         Path(args.out), benchmark, resume=not args.restart,
-                        command="naslib-plugins " + shlex.join(sys.argv[1:]), device=resolve_device(args.device))
+                        command=_command(), device=resolve_device(args.device))
     for run in result["runs"]:
         acc = "n/a" if run["test_accuracy"] is None else f"{run['test_accuracy']:.2f}"
         print(f"seed {run['seed']}: {run['arch_str']}  test accuracy {acc}  {run['search_seconds']:.1f} s")
@@ -279,7 +298,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     options = _given(args, ("n_archs", "seeds", "budget", "steps", "batch_size"))
     if "seeds" in options:
         options["seeds"] = tuple(parse_seeds(options["seeds"]))
-    run_demo(Path(args.out), command="naslib-plugins " + shlex.join(sys.argv[1:]), device=resolve_device(args.device),
+    run_demo(Path(args.out), command=_command(), device=resolve_device(args.device),
              **options)
     return 0
 

@@ -246,3 +246,22 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0 and capsys.readouterr().out.strip() == f"naslib-plugins {__version__}"
+
+
+
+def test_recorded_commands_name_data_relative_to_the_data_folder(monkeypatch, tmp_path):
+    from naslib_plugins.cli import _command
+
+    monkeypatch.setenv("NASLIB_PLUGINS_DATA", str(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["naslib-plugins", "correlate", "--benchmark", str(tmp_path / "a b.csv"),
+                                      f"--zc-file={tmp_path}/zc.json", "--out", "runs/x"])
+    command = _command()
+    assert str(tmp_path) not in command
+    assert command == ("naslib-plugins correlate --benchmark \"$NASLIB_PLUGINS_DATA\"/'a b.csv' "
+                       "--zc-file=\"$NASLIB_PLUGINS_DATA\"/zc.json --out runs/x")
+    # a shell expands what was recorded back to the arguments given
+    words = command.split(" ", 2)[2]
+    done = subprocess.run(["bash", "-c", f"printf '%s\\n' {words}"], capture_output=True, text=True,
+                          env={"NASLIB_PLUGINS_DATA": str(tmp_path)})
+    assert done.stdout.splitlines() == ["--benchmark", str(tmp_path / "a b.csv"), f"--zc-file={tmp_path}/zc.json",
+                                        "--out", "runs/x"]
