@@ -80,6 +80,17 @@ def weight_layers(model: nn.Module) -> Iterator[nn.Module]:
             yield m
 
 
+def sum_over_layers(layers, grads: dict, term: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> float:
+    """Sum over `layers` of term(weight, its loss gradient), skipping weights the loss does not
+    reach: the shape of every per-layer gradient proxy (SNIP, plain, grad_norm)."""
+    total = 0.0
+    for m in layers:
+        g = grads.get(m.weight)
+        if g is not None:
+            total += float(term(m.weight.detach(), g))
+    return total
+
+
 _CACHE_ATTR = "_naslib_plugins_grad_cache"
 
 

@@ -20,6 +20,7 @@ from naslib_plugins.predictors.base import (
     Requirements,
     batch_gradients,
     model_device,
+    sum_over_layers,
     weight_layers,
 )
 
@@ -101,12 +102,7 @@ class SNIP(Predictor):
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         grads = batch_gradients(model, batches, 0, loss_fn)
-        total = 0.0
-        for m in weight_layers(model):
-            g = grads.get(m.weight)
-            if g is not None:
-                total += float((m.weight.detach() * g).abs().double().sum())
-        return total
+        return sum_over_layers(weight_layers(model), grads, lambda w, g: (w * g).abs().double().sum())
 
 
 @PREDICTORS.register("grasp")

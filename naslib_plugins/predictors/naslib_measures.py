@@ -30,6 +30,7 @@ from naslib_plugins.predictors.base import (
     input_jacobian,
     model_device,
     private_copy,
+    sum_over_layers,
 )
 
 # added to eigenvalues and correlations before their logarithm, as in NASLib's jacov and epe_nas
@@ -47,7 +48,7 @@ class GradNorm(Predictor):
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         grads = batch_gradients(model, batches, 0, loss_fn)
-        return sum(float(g.norm()) for g in (grads.get(m.weight) for m in naslib_layers(model)) if g is not None)
+        return sum_over_layers(naslib_layers(model), grads, lambda w, g: g.norm())
 
 
 @PREDICTORS.register("plain")
@@ -56,12 +57,7 @@ class Plain(Predictor):
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         grads = batch_gradients(model, batches, 0, loss_fn)
-        total = 0.0
-        for m in naslib_layers(model):
-            g = grads.get(m.weight)
-            if g is not None:
-                total += float((m.weight.detach() * g).double().sum())
-        return total
+        return sum_over_layers(naslib_layers(model), grads, lambda w, g: (w * g).double().sum())
 
 
 @PREDICTORS.register("l2_norm")
