@@ -1,6 +1,6 @@
 """Scores under two CPU kernel paths of torch (ATEN_CPU_CAPABILITY: no vector extensions vs AVX2)
 agree to the tolerances README states ("Numerics"), with the same best cell; ZiCo needs its tie
-guard for that (without it, a few weights' rounding-noise ratios moved it by 4 nats)."""
+guard for that (without it, a few weights' rounding-noise ratios move it past the tolerance)."""
 from __future__ import annotations
 
 import json

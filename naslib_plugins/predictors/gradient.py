@@ -49,7 +49,7 @@ class NASI(Predictor):
 # drops. Two float32 gradients of one weight can agree to ~1e-6 (weights whose gradient barely
 # depends on the data), and then mean|g| / std g is rounding noise of up to ~1e7 that one kernel
 # path or another moves by orders of magnitude: a few such weights decided a layer's log-sum
-# (4 nats apart under AVX2 and AVX512). Genuine spreads are far above this.
+# (the AVX2 and AVX512 paths gave different scores). Genuine spreads are far above this.
 ZICO_TIE = 1e-3
 
 
