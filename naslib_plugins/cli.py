@@ -1,5 +1,5 @@
 """`naslib-plugins` command line: correlate, naslib-agreement, score, search, demo, leaderboard,
-tables, naslib-run, list."""
+tables, verify, naslib-run, list."""
 from __future__ import annotations
 
 import argparse
@@ -36,6 +36,9 @@ def _command() -> str:
         else:
             words.append((shlex.quote(head + sep) if sep else "") + f'"${DATA_ENV}"/' + shlex.quote(tail[len(prefix):]))
     return " ".join(["naslib-plugins", *words])
+
+
+NASLIB_ZC_BATCH = 32
 
 
 def _names(text: str) -> list[str]:
@@ -91,7 +94,8 @@ def cmd_correlate(args: argparse.Namespace) -> int:
                              args.seed, Path(args.out), workers=args.workers, resume=not args.restart,
                              command=_command(),
                              scores_from=[Path(p) for p in args.scores_from or []], predictor_options=options,
-                             device=resolve_device(args.device), hvp=args.hvp)
+                             device=resolve_device(args.device), hvp=args.hvp,
+                             rescore=[PREDICTORS.canonical(n) for n in _names(args.rescore or "")])
     print(correlation_table(result))
     return _all_failed({n: (c["failures"] or ["no valid score"])[0] for n, c in result["predictors"].items()
                         if c["n_valid"] == 0})
@@ -110,6 +114,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     """Per-architecture agreement with the scores NASLib recorded in a zc_<space>.json."""
     from naslib_plugins.evaluation.correlate import sample_keys, score_keys
     from naslib_plugins.evaluation.correlation import correlations
+    from naslib_plugins.evaluation.export import as_stored
     from naslib_plugins.evaluation.ground_truth import load_zc_scores
     from naslib_plugins.evaluation.scoring import hvp_setting, make_predictors
     from naslib_plugins.fileio import atomic_write, write_text_atomic
@@ -140,10 +145,12 @@ def cmd_agreement(args: argparse.Namespace) -> int:
               **{k: settings[k] for k in ("hvp",) if k in settings},
               "zc_file": Path(args.zc_file).name, "data": batches.describe(), "environment": environment(device),
               "command": _command(), "predictors": {}}
-    lines = [f"Agreement with NASLib's recorded scores, {space.name}/{dataset}, {len(keys)} architectures",
+    lines = [f"Agreement with NASLib's recorded scores, {space.name}/{dataset}, {len(keys)} architectures, "
+             f"batch {batches.batch_size} (NASLib's zc files: {NASLIB_ZC_BATCH}); ours as NASLib stores a score "
+             "(synflow: the natural log of the sum)",
              "", "| predictor | Spearman | Kendall | exact (rel. 1e-6) | max abs diff |", "|---|---|---|---|---|"]
     for n in names:
-        ours = [records[k]["scores"].get(n) for k in keys]
+        ours = [None if records[k]["scores"].get(n) is None else as_stored(n, records[k]["scores"][n]) for k in keys]
         theirs = [recorded[k][n] for k in keys]
         c = correlations(ours, theirs)
         pairs = [(a, b) for a, b in zip(ours, theirs) if a is not None]
@@ -319,6 +326,78 @@ def cmd_naslib_run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     print(f"saved {result['out']}")
     return 0
+
+
+def _recorded_args(meta: dict) -> argparse.Namespace:
+    """The options of the command a run recorded, parsed as that command parses them now; data
+    paths written as "$NASLIB_PLUGINS_DATA"/... resolve against this machine's data folder."""
+    command = meta.get("command", "")
+    words = shlex.split(command)
+    if words[:2] != ["naslib-plugins", meta["kind"]]:
+        raise UserError(f"made by `{' '.join(words[:2]) or 'nothing recorded'}`, not `naslib-plugins {meta['kind']}`: "
+                        "only its own command re-runs it")
+    unset = [w for w in words if "$" in os.path.expandvars(w)]
+    if unset:
+        raise UserError(f"the recorded command names an unset variable: {unset[0]}")
+    try:
+        return _parse(build_parser(), [os.path.expandvars(w) for w in words[1:]])
+    except SystemExit:  # argparse has printed why
+        raise UserError("the recorded command no longer parses") from None
+
+
+def _rescore_recorded(workers: int):
+    """verify's way of scoring a run's architectures again: the recorded command's space, data and
+    seed, and the second-derivative mode the run recorded (none recorded: the exact one, all that
+    existed then)."""
+    from naslib_plugins.evaluation.scoring import ScoringJob, make_predictors, score_stream
+    from naslib_plugins.spaces import get_space
+
+    def rescore(meta: dict, names: list[str], hashes: list[str]) -> tuple[dict[str, dict], str | None]:
+        args = _recorded_args(meta)
+        space = get_space(args.space)
+        dataset = space.check_dataset(args.dataset)
+        batches = _batches(args, dataset)
+        job = ScoringJob(space, dataset, make_predictors(names, meta.get("hvp", "exact")), batches, args.seed)
+        records = list(score_stream(job, hashes, workers=min(workers, len(hashes))))
+        note = None if meta.get("data") in (None, batches.describe()) else (
+            f"the data are described differently now: {batches.describe()!r}, recorded {meta['data']!r}")
+        return {r["hash"]: r["scores"] for r in records}, note
+
+    return rescore
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Score a seeded sample of each run's rows again with its recorded settings; exit status 1 when
+    any score differs beyond the tolerance or a run cannot be re-run."""
+    from naslib_plugins.evaluation.verify import failures, find_runs, report_lines, verify_run
+    from naslib_plugins.fileio import write_text_atomic
+    from naslib_plugins.predictors import PREDICTORS
+
+    if args.sample is not None and args.sample < 1:
+        raise UserError(f"--sample must be at least 1, got {args.sample}")
+    if not args.rtol >= 0:
+        raise UserError(f"--rtol must be 0 or more, got {args.rtol}")
+    runs = find_runs([Path(p) for p in args.paths])
+    if not runs:
+        raise UserError(f"no run (scores.csv beside correlation.json or agreement.json) under {', '.join(args.paths)}")
+    rescore = _rescore_recorded(args.workers)
+    reports = []
+    for i, folder in enumerate(runs, 1):
+        print(f"[{i}/{len(runs)}] {folder}", file=sys.stderr)
+        rep = verify_run(folder, rescore, args.sample, args.seed, args.rtol,
+                         [PREDICTORS.canonical(n) for n in _names(args.predictors)] if args.predictors else None)
+        reports.append(rep)
+        if args.out:  # after every run, so that a long verification killed midway keeps what it found
+            summary = {"command": _command(), "sample": args.sample, "seed": args.seed, "rtol": args.rtol,
+                       "environment": environment(resolve_device("cpu")), "runs": reports}
+            write_text_atomic(Path(args.out), json.dumps(summary, indent=2) + "\n")
+    lines = report_lines(reports)
+    mismatched, unverified = failures(reports)
+    lines += ["", f"{len(reports)} runs: {mismatched} with a score beyond rtol {args.rtol:g}, {unverified} not re-run"]
+    print("\n".join(lines))
+    if args.out:
+        write_text_atomic(Path(args.out).with_suffix(".md"), "\n".join(lines) + f"\n\nCommand: `{_command()}`\n")
+    return 1 if mismatched or unverified else 0
 
 
 def _anchors(args: argparse.Namespace):
@@ -568,6 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
     from naslib_plugins import __version__
     from naslib_plugins.demo import run_demo
     from naslib_plugins.evaluation.scoring import ray_session
+    from naslib_plugins.evaluation.verify import DEFAULT_RTOL
     from naslib_plugins.params import defaults
     from naslib_plugins.predictors import PREDICTORS
 
@@ -588,6 +668,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scores-from", action="append", metavar="PATH",
                    help="reuse the scores of an earlier run with the same data settings (its score log .jsonl, "
                         "or its output folder); predictors it has for every architecture are not scored again")
+    p.add_argument("--rescore", metavar="NAMES", help="score these predictors again on every architecture, keeping "
+                   "the other scores of the run in --out (after a predictor's code changed); resumable")
     p.add_argument("--ensemble-components", help="predictors the `ensemble` aggregates (default: "
                    f"{defaults(PREDICTORS.get('ensemble'))['components']})")
     _add_hvp_arg(p)
@@ -602,7 +684,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     _add_hvp_arg(p, "exact", ", as NASLib computed the scores compared with")
     _add_data_args(p)
-    p.set_defaults(func=cmd_agreement)
+    # like with like: NAS-Bench-Suite-Zero's zc files were made by configs of NASLib's
+    # scripts/zc/create_configs_benchmarks.py, whose batch size is 32
+    p.set_defaults(func=cmd_agreement, batch_size=NASLIB_ZC_BATCH)
+    next(a for a in p._actions if a.dest == "batch_size").help = (
+        f"(default: {NASLIB_ZC_BATCH}, that of NASLib's zc benchmark configs, which made its zc files)")
 
     p = sub.add_parser("score", help="score architectures: JSON lines on stdout or a resumable --out log")
     _add_space_args(p)
@@ -679,6 +765,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--benchmark", help="ground truth for the found architecture when NASLib has no benchmark data")
     p.set_defaults(func=cmd_naslib_run)
 
+    p = sub.add_parser("verify", help="score a sample of committed runs again and report every mismatch")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="run folders (scores.csv with correlation.json or "
+                   "agreement.json), or folders holding them (e.g. results)")
+    p.add_argument("--sample", type=int, default=20, help="rows re-scored per run (default: 20)")
+    p.add_argument("--all-rows", dest="sample", action="store_const", const=None, help="re-score every row")
+    p.add_argument("--predictors", help="check only these (default: every predictor a run has)")
+    p.add_argument("--seed", type=int, default=0, help="which rows (default: 0)")
+    p.add_argument("--rtol", type=float, default=DEFAULT_RTOL,
+                   help=f"largest relative difference that agrees (default: {DEFAULT_RTOL:g}, float32 drift across CPU "
+                   "kernel paths; GraSP drifts up to 0.026 there)")
+    p.add_argument("--workers", type=int, default=1, help="processes (one torch thread each) (default: 1)")
+    p.add_argument("--out", help="write the report here as JSON (and .md beside it), updated after every run")
+    p.set_defaults(func=cmd_verify)
+
     p = sub.add_parser("list", help="registered spaces, predictors and optimizers")
     p.set_defaults(func=cmd_list)
     return parser
@@ -706,16 +806,22 @@ def _check_shared(args: argparse.Namespace) -> None:
         raise UserError(f"--out {out}: {folder} is not a folder")
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """The options of `argv`, those of a --config file under the command line's."""
+    args = parser.parse_args(argv)
+    if getattr(args, "config", None):
+        sub = parser.subcommands[args.command]
+        sub.set_defaults(**_load_config(args.config, sub))
+        args = parser.parse_args(argv)
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
     args = None
     try:
-        args = parser.parse_args(argv)
-        if getattr(args, "config", None):
-            sub = parser.subcommands[args.command]
-            sub.set_defaults(**_load_config(args.config, sub))
-            args = parser.parse_args(argv)
+        args = _parse(parser, argv)
         if args.command == "correlate" and not args.out:
             raise UserError("correlate needs --out DIR (on the command line or in --config)")
         _check_shared(args)

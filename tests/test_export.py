@@ -3,6 +3,7 @@ one the NASLib adapter's tests check against NASLib's own zc_api layout)."""
 from __future__ import annotations
 
 import json
+import math
 
 from naslib_plugins.cli import main
 from naslib_plugins.evaluation.ground_truth import load_ground_truth, load_zc_scores
@@ -28,12 +29,13 @@ def test_a_score_log_exports_to_naslibs_layout_and_reads_back(tmp_path, shared_d
     assert set(data) == {"cifar10"} and set(data["cifar10"]) == {r["hash"] for r in records}
     for r in records:
         entry = data["cifar10"][r["hash"]]
-        for name in ("params", "synflow"):
-            assert entry[name] == {"score": r["scores"][name], "time": r["seconds"][name]}
+        assert entry["params"] == {"score": r["scores"]["params"], "time": r["seconds"]["params"]}
+        # as NASLib's ZeroCost.query stores SynFlow: the natural log of the sum
+        assert entry["synflow"] == {"score": math.log(r["scores"]["synflow"]), "time": r["seconds"]["synflow"]}
         assert isinstance(entry["val_accuracy"], float) and isinstance(entry["idx"], int)
     read = load_zc_scores(out, NB201, "cifar10")
     assert {k: {n: v[n] for n in ("params", "synflow")} for k, v in read.items()} == {
-        r["hash"]: r["scores"] for r in records}
+        r["hash"]: {"params": r["scores"]["params"], "synflow": math.log(r["scores"]["synflow"])} for r in records}
     table = load_ground_truth(shared_data / NB201.benchmark_file, NB201, "cifar10", "val_accuracy")
     read = load_ground_truth(out, NB201, "cifar10", "val_accuracy")
     assert len(read) == 3 and read.values == {k: table.values[k] for k in read.values}
@@ -71,3 +73,18 @@ def test_out_may_lie_in_a_folder_not_made_yet(tmp_path):
     out = tmp_path / "NASLib" / "naslib" / "data" / "zc_nasbench201.json"  # where NASLib reads it
     assert main(["export-zc", "--space", "nasbench201", "--from", str(log), "--out", str(out)]) == 0
     assert set(json.loads(out.read_text())["cifar10"]) == {r["hash"] for r in records}
+
+
+def test_naslib_agreement_compares_like_with_like(tmp_path, capsys):
+    """A zc file exported from our own scores (SynFlow stored as NASLib stores it, the log) agrees
+    exactly with scoring the same architectures again; the output names the batch sizes."""
+    log, records = _log(tmp_path)
+    zc = tmp_path / "zc.json"
+    assert main(["export-zc", "--space", "nasbench201", "--from", str(log), "--out", str(zc)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "agree"
+    assert main(["naslib-agreement", "--space", "nasbench201", "--predictors", "params,synflow", "--data", "gaussian",
+                 "--device", "cpu", "--zc-file", str(zc), "--out", str(out)]) == 0
+    table = (out / "agreement.md").read_text()
+    assert "batch 32 (NASLib's zc files: 32)" in table
+    assert "| synflow | 1.000 | 1.000 | 3/3 |" in table and "| params | 1.000 | 1.000 | 3/3 |" in table

@@ -185,9 +185,20 @@ def run_correlation(
     predictor_options: dict[str, dict] | None = None,
     device: torch.device = CPU,
     hvp: str = "fd",
+    rescore: list[str] = (),
 ) -> dict:
+    """Score, correlate and write scores.csv, correlation.json and .md to `out`. `rescore` names
+    predictors to score again on every architecture while the others keep the scores of the run
+    already in `out` (a predictor's code changed): that is resumable through its own log,
+    rescore.jsonl, and leaves `out` as it was until it finishes."""
     keys = sample_keys(list(truth.values), n_archs, seed)
     per_arch, set_predictors = split_predictors(predictor_names, predictor_options)
+    unknown = [n for n in rescore if n not in per_arch]
+    if unknown:
+        raise UserError(f"--rescore {', '.join(unknown)}: not among this run's per-architecture predictors "
+                        f"({', '.join(per_arch)})")
+    if rescore and (out / "scores.csv").is_file():
+        scores_from = [*scores_from, out]
     base = {"space": space.name, "dataset": dataset, "seed": seed, **batches.settings(),
             **hvp_setting(make_predictors(per_arch, hvp))}
     # predictors an earlier run scored on every one of these architectures are not scored again
@@ -195,7 +206,7 @@ def run_correlation(
     for path in scores_from:
         earlier = read_reused_scores(path, base, batches.describe())
         for name in per_arch:
-            if all(k in earlier and name in earlier[k]["scores"] for k in keys):
+            if name not in rescore and all(k in earlier and name in earlier[k]["scores"] for k in keys):
                 for k in keys:
                     for field in ("scores", "seconds", "status"):
                         reused[k][field].setdefault(name, earlier[k][field][name])
@@ -212,7 +223,8 @@ def run_correlation(
     if to_score:
         settings = {**base, "predictors": to_score, "keys": len(keys), "benchmark": Path(truth.source).name,
                     "metric": truth.metric}
-        fresh = score_keys(space, keys, dataset, to_score, batches, seed, out / "scores.jsonl", settings,
+        log = out / ("rescore.jsonl" if rescore else "scores.jsonl")
+        fresh = score_keys(space, keys, dataset, to_score, batches, seed, log, settings,
                            workers=workers, resume=resume, desc=f"{space.name}/{dataset}", device=device, hvp=hvp)
         for k in keys:
             for field in ("scores", "seconds", "status", "reason"):
@@ -249,4 +261,6 @@ def run_correlation(
         out / "correlation.md",
         table + f"\n\nData: {result['data']}.\nBenchmark: {result['benchmark']}.\n\nCommand: `{command}`\n",
     )
+    if rescore:  # its scores are in scores.csv now; a later rescore must not resume from them
+        (out / "rescore.jsonl").unlink(missing_ok=True)
     return result

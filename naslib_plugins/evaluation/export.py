@@ -1,10 +1,12 @@
 """Scores in NASLib's zero-cost layout (NAS-Bench-Suite-Zero's `zc_<space>.json`), so that NASLib's
 zc_api, its zero-cost runner and predictors such as BANANAS or NPENAS can read ours:
 `{dataset: {arch: {proxy: {"score": s, "time": seconds}, "val_accuracy": v, "idx": i}}}`, keyed by
-the architecture string NASLib uses, which is each space's hash."""
+the architecture string NASLib uses, which is each space's hash. Scores are written as NASLib
+stores its own (`as_stored`), so that a file merged from both ranks alike."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from naslib_plugins.errors import BenchmarkFileError, UserError
@@ -12,6 +14,14 @@ from naslib_plugins.evaluation.ground_truth import GroundTruth, _load_json
 from naslib_plugins.evaluation.journal import read_score_log
 from naslib_plugins.fileio import write_text_atomic
 from naslib_plugins.spaces.base import SearchSpace
+
+
+def as_stored(name: str, score: float) -> float:
+    """A score as NASLib stores it in a zc file: SynFlow as the signed natural log of the sum (its
+    ZeroCost.query takes log(s), or -log(-s) below zero, and leaves 0), the others as they are."""
+    if name != "synflow" or score == 0:
+        return score
+    return math.log(score) if score > 0 else -math.log(-score)
 
 
 def zc_entries(logs: list[Path], space: SearchSpace, dataset: str) -> tuple[dict[str, dict], int]:
@@ -31,7 +41,7 @@ def zc_entries(logs: list[Path], space: SearchSpace, dataset: str) -> tuple[dict
                 if score is None:  # NASLib's readers take every stored score as a number
                     failed += 1
                     continue
-                entry[name] = {"score": score, "time": record.get("seconds", {}).get(name)}
+                entry[name] = {"score": as_stored(name, score), "time": record.get("seconds", {}).get(name)}
     return entries, failed
 
 

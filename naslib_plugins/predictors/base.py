@@ -27,6 +27,7 @@ class Requirements:
     batches: int = 1  # mini-batches whose samples it reads: batch(0) .. batch(batches - 1)
     labels: bool = True  # whether the targets (through the loss) enter the score
     train_mode: bool = True  # runs the network in train mode (BatchNorm on batch statistics); else eval or not at all
+    weights: bool = True  # whether the initial weights enter the score (not for counts of the architecture)
 
     @property
     def data(self) -> bool:

@@ -11,7 +11,7 @@ from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requir
 @PREDICTORS.register("params")
 class Params(Predictor):
     def requirements(self) -> Requirements:
-        return Requirements(batches=0, labels=False, train_mode=False)
+        return Requirements(batches=0, labels=False, train_mode=False, weights=False)
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         return sum(p.numel() for p in model.parameters()) / 1e6
@@ -61,7 +61,7 @@ def count_flops(model: nn.Module, x: torch.Tensor) -> int:
 @PREDICTORS.register("flops")
 class Flops(Predictor):
     def requirements(self) -> Requirements:
-        return Requirements(batches=0, labels=False, train_mode=False)
+        return Requirements(batches=0, labels=False, train_mode=False, weights=False)
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         was_training = model.training

@@ -1,0 +1,93 @@
+"""`verify` re-scores committed rows with the settings a run recorded; `correlate --rescore` brings
+a run's changed predictors up to date and keeps the rest."""
+import csv
+import json
+import sys
+
+import pytest
+
+from naslib_plugins.cli import main
+
+RUN = ["correlate", "--space", "mlp_act_skip", "--dataset", "digits", "--predictors", "params,synflow,snip,ensemble",
+       "--ensemble-components", "synflow,snip", "--n-archs", "6", "--seed", "0", "--batch-size", "8"]
+
+
+def run(monkeypatch, argv):
+    monkeypatch.setattr(sys, "argv", ["naslib-plugins", *argv])  # what the outputs record as the command
+    return main(argv)
+
+
+def rows(folder):
+    with open(folder / "scores.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def edit(folder, column, factor, row=0):
+    table = rows(folder)
+    table[row][column] = repr(float(table[row][column]) * factor)
+    with open(folder / "scores.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(table[0]))
+        w.writeheader()
+        w.writerows(table)
+    return table[row]["hash"]
+
+
+@pytest.fixture
+def made(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "run"
+    assert run(monkeypatch, [*RUN, "--out", str(out)]) == 0
+    capsys.readouterr()
+    return out
+
+
+def test_an_untouched_run_verifies(made, tmp_path, monkeypatch, capsys):
+    report = tmp_path / "verify.json"
+    assert run(monkeypatch, ["verify", str(made.parent), "--all-rows", "--out", str(report)]) == 0
+    data = json.loads(report.read_text())
+    (rep,) = data["runs"]
+    assert set(rep["predictors"]) == {"params", "synflow", "snip", "ensemble"}
+    assert all(c["checked"] == 6 and c["mismatched"] == 0 for c in rep["predictors"].values())
+    assert "1 runs: 0 with a score beyond" in capsys.readouterr().out
+    assert report.with_suffix(".md").is_file()
+
+
+def test_a_changed_score_is_found(made, monkeypatch, capsys):
+    edit(made, "synflow", 1.01, row=2)
+    assert run(monkeypatch, ["verify", str(made), "--all-rows", "--predictors", "synflow,snip"]) == 1
+    out = capsys.readouterr().out
+    assert f"| {made} | synflow | 6 | 1 | 0.001 |" in out and f"| {made} | snip | 6 | 0 | 0.001 |" in out
+    assert run(monkeypatch, ["verify", str(made), "--all-rows", "--predictors", "synflow", "--rtol", "0.02"]) == 0
+
+
+def test_architecture_counts_are_held_exactly(made, monkeypatch, capsys):
+    edit(made, "params", 1 + 1e-6)  # far inside the float tolerance, still a wrong parameter count
+    assert run(monkeypatch, ["verify", str(made), "--all-rows", "--predictors", "params"]) == 1
+    assert f"| {made} | params | 6 | 1 | 1e-12 |" in capsys.readouterr().out
+
+
+def test_rescore_replaces_one_predictor_and_keeps_the_others(made, monkeypatch, capsys):
+    before = {r["hash"]: r for r in rows(made)}
+    edit(made, "synflow", 2.0)
+    kept = edit(made, "params", 3.0, row=1)
+    assert run(monkeypatch, [*RUN, "--out", str(made), "--rescore", "synflow"]) == 0
+    assert "scoring now: synflow" in capsys.readouterr().err
+    after = {r["hash"]: r for r in rows(made)}
+    assert all(after[k]["synflow"] == before[k]["synflow"] for k in before)  # scored again: as first made
+    assert float(after[kept]["params"]) == 3.0 * float(before[kept]["params"])  # kept as committed
+    assert not (made / "rescore.jsonl").exists()
+    assert "--rescore synflow" in json.loads((made / "correlation.json").read_text())["command"]
+
+
+def test_rescore_names_only_the_runs_predictors(made, monkeypatch, capsys):
+    assert run(monkeypatch, [*RUN, "--out", str(made), "--rescore", "zico"]) == 2
+    assert "--rescore zico: not among this run's per-architecture predictors" in capsys.readouterr().err
+
+
+def test_a_run_that_verify_cannot_remake_is_reported(made, tmp_path, monkeypatch, capsys):
+    meta = json.loads((made / "correlation.json").read_text())
+    meta["command"] = "naslib-plugins demo --out somewhere"
+    (made / "correlation.json").write_text(json.dumps(meta))
+    assert run(monkeypatch, ["verify", str(made)]) == 1
+    assert "not re-run: UserError: made by `naslib-plugins demo`" in capsys.readouterr().out
+    assert run(monkeypatch, ["verify", str(tmp_path / "nothing")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
