@@ -1,5 +1,5 @@
-"""`naslib-plugins` command line: correlate, naslib-agreement, score, search, demo, leaderboard,
-tables, verify, naslib-run, list."""
+"""`naslib-plugins` command line: correlate, naslib-agreement, score, merge, search, demo, export-zc,
+leaderboard, tables, verify, naslib-run, list."""
 from __future__ import annotations
 
 import argparse
@@ -7,13 +7,16 @@ import csv
 import inspect
 import json
 import os
+import re
 import shlex
 import sys
 import typing
+import zlib
 from pathlib import Path
 
+from naslib_plugins import errors
 from naslib_plugins.device import environment, resolve_device
-from naslib_plugins.errors import UserError, print_error, text_file
+from naslib_plugins.errors import UserError, info, print_error, text_file
 
 if typing.TYPE_CHECKING:  # for annotations only; the commands import what they use when they run
     from naslib_plugins.spaces.base import SearchSpace
@@ -88,14 +91,15 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     with text_file(benchmark, "benchmark file"):
         truth = load_ground_truth(benchmark, space, dataset, args.metric)
     batches = _batches(args, dataset)
-    print(f"data: {batches.describe()}", file=sys.stderr)
+    info(f"data: {batches.describe()}")
     options = {"ensemble": {"components": args.ensemble_components}} if args.ensemble_components else {}
     result = run_correlation(space, dataset, truth, names, batches, None if args.all else args.n_archs,
                              args.seed, Path(args.out), workers=args.workers, resume=not args.restart,
                              command=_command(),
                              scores_from=[Path(p) for p in args.scores_from or []], predictor_options=options,
                              device=resolve_device(args.device), hvp=args.hvp,
-                             rescore=[PREDICTORS.canonical(n) for n in _names(args.rescore or "")])
+                             rescore=[PREDICTORS.canonical(n) for n in _names(args.rescore or "")],
+                             repeats=args.repeats)
     print(correlation_table(result))
     return _all_failed({n: (c["failures"] or ["no valid score"])[0] for n, c in result["predictors"].items()
                         if c["n_valid"] == 0})
@@ -188,9 +192,17 @@ def _model_options(pairs: list[str] | None) -> dict[str, int]:
     return out
 
 
+def _shard(text: str) -> tuple[int, int]:
+    """`--shard I/N` -> (I, N), 0 <= I < N."""
+    m = re.fullmatch(r"(\d{1,9})/(\d{1,9})", text)
+    if not m or not int(m[1]) < int(m[2]):
+        raise UserError(f"--shard {text}: want I/N with 0 <= I < N, e.g. 0/4 to 3/4 for four jobs")
+    return int(m[1]), int(m[2])
+
+
 def cmd_score(args: argparse.Namespace) -> int:
-    """Score the named architectures, every one (--all) or a seeded random sample of distinct ones;
-    one JSON line each on stdout, or streamed into a resumable score log with --out."""
+    """Score the named architectures, every one (--all) or a seeded random sample of distinct ones, or
+    one shard of them; one JSON line each on stdout, or streamed into a resumable score log with --out."""
     from naslib_plugins.evaluation.journal import ScoreLog
     from naslib_plugins.evaluation.scoring import (
         ScoringJob,
@@ -206,6 +218,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import get_space
 
+    index, count = _shard(args.shard) if args.shard else (0, 1)
     space = get_space(args.space)
     dataset = space.check_dataset(args.dataset)
     predictors = make_predictors([PREDICTORS.canonical(n) for n in _names(args.predictors)], args.hvp)
@@ -225,6 +238,10 @@ def cmd_score(args: argparse.Namespace) -> int:
     else:
         archs = distinct_sample(space, args.n_archs, args.seed)
         selection = f"random {args.n_archs}"
+    if args.shard:
+        # by the architecture's key alone, not its place in the list: the jobs of an array split the
+        # work without seeing each other, and the split holds for any order of the architectures
+        archs = [a for a in archs if zlib.crc32(space.hash(a).encode()) % count == index]
     device = str(resolve_device(args.device))
     check_backend(args.backend, args.workers, args.gpus_per_task, device)
     if args.address and args.backend != "ray":
@@ -245,18 +262,25 @@ def cmd_score(args: argparse.Namespace) -> int:
                 print(json.dumps(record, sort_keys=True), flush=True)
         return 0
     out = Path(args.out)
-    if out.exists() and not (args.resume or args.restart):
-        raise UserError(f"{out} exists: pass --resume to continue it or --restart to overwrite it")
     settings = {"space": space.name, "dataset": dataset, "predictors": list(predictors), "seed": args.seed,
                 **batches.settings(), "selection": selection, **({"model": size} if size else {}),
-                **hvp_setting(predictors)}
-    with session, ScoreLog(out, settings, resume=args.resume, environment=environment(resolve_device(device))) as log:
+                **hvp_setting(predictors), **({"shard": f"{index}/{count}"} if args.shard else {})}
+    with session, ScoreLog(out, settings, resume=not args.restart,
+                           environment=environment(resolve_device(device))) as log:
         skipped = score_into_log(log, job, archs, workers=args.workers, backend=args.backend, address=args.address,
                                  desc=f"{space.name}/{dataset}", gpus_per_task=args.gpus_per_task)
         failed = sum("failed" in r["status"].values() for r in log.records.values())
-    print(f"{out}: {len(archs)} architectures ({skipped} already there), {failed} with a failed predictor",
-          file=sys.stderr)
+    info(f"{out}: {len(archs)} architectures ({skipped} already there), {failed} with a failed predictor")
     return _all_failed(failed_everywhere(list(log.records.values()), predictors))
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """The score logs of one run's shards (`score --shard I/N --out ...`) as one score log."""
+    from naslib_plugins.evaluation.journal import merge_score_logs
+
+    n = merge_score_logs([Path(p) for p in args.logs], Path(args.out))
+    info(f"{args.out}: {n} architectures from {len(args.logs)} logs")
+    return 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -383,7 +407,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     rescore = _rescore_recorded(args.workers)
     reports = []
     for i, folder in enumerate(runs, 1):
-        print(f"[{i}/{len(runs)}] {folder}", file=sys.stderr)
+        info(f"[{i}/{len(runs)}] {folder}")
         rep = verify_run(folder, rescore, args.sample, args.seed, args.rtol,
                          [PREDICTORS.canonical(n) for n in _names(args.predictors)] if args.predictors else None)
         reports.append(rep)
@@ -476,8 +500,15 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _add_space_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--space", default="nasbench201", help="a registered space (`naslib-plugins list`)")
+    from naslib_plugins.spaces import SPACES
+
+    p.add_argument("--space", default="nasbench201", help="a registered space, one of: " + ", ".join(SPACES.names()))
     p.add_argument("--dataset", default="cifar10", help="the benchmark's dataset or TNB task")
+
+
+def _add_predictors_arg(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--predictors", default=default, help="registered predictors, comma-separated "
+                   "(`naslib-plugins list`)")
 
 
 def _default(func: typing.Callable, name: str) -> str:
@@ -520,9 +551,10 @@ def _add_hvp_arg(p: argparse.ArgumentParser, default: str = "fd", why: str = "")
 def _add_data_args(p: argparse.ArgumentParser) -> None:
     _add_batch_args(p)
     _add_device_arg(p)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="the sample of architectures and the data drawn")
     p.add_argument("--workers", type=int, default=1, help="processes (one torch thread each)")
-    p.add_argument("--restart", action="store_true", help="ignore an existing scores.jsonl instead of resuming")
+    p.add_argument("--restart", action="store_true", help="start over, overwriting what an earlier run left in --out, "
+                   "instead of resuming it")
 
 
 def _flag_type(cls: type, name: str, annotation: object) -> type:
@@ -643,27 +675,44 @@ def _load_config(path: str, parser: argparse.ArgumentParser) -> dict:
     return out
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Help that ends with the option's default wherever there is one to state; argparse's
+    ArgumentDefaultsHelpFormatter would also state None, a switch's False, and a default the help
+    names already."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.nargs != 0 and action.default not in (None, argparse.SUPPRESS) and "(default:" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+QUIET_HELP = "no progress bars and no informational lines on stderr; errors and warnings still print"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from naslib_plugins import __version__
     from naslib_plugins.demo import run_demo
     from naslib_plugins.evaluation.scoring import ray_session
     from naslib_plugins.evaluation.verify import DEFAULT_RTOL
+    from naslib_plugins.optimizers import OPTIMIZERS
     from naslib_plugins.params import defaults
     from naslib_plugins.predictors import PREDICTORS
 
-    parser = argparse.ArgumentParser(prog="naslib-plugins", description=__doc__)
+    parser = argparse.ArgumentParser(prog="naslib-plugins", description=__doc__, formatter_class=_HelpFormatter)
     parser.add_argument("--version", action="version", version=f"naslib-plugins {__version__}")
+    parser.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
     parser.subcommands = sub.choices
 
     p = sub.add_parser("correlate", help="rank correlation of predictors with benchmark ground truth")
     _add_space_args(p)
-    p.add_argument("--predictors", default="nasi,zico,snip,grasp,synflow,params,flops")
-    p.add_argument("--n-archs", type=int, default=1000)
+    _add_predictors_arg(p, "nasi,zico,snip,grasp,synflow,params,flops")
+    p.add_argument("--n-archs", type=int, default=1000, help="a seeded random sample of the benchmark's architectures")
     p.add_argument("--all", action="store_true", help="every architecture the benchmark file has")
-    p.add_argument("--metric", default="test_accuracy")
+    p.add_argument("--metric", default="test_accuracy", help="the ground truth correlated with")
     p.add_argument("--benchmark", help="ground-truth file (.csv, NASLib zc_*.json or NB201 .pickle)")
-    p.add_argument("--out")
+    p.add_argument("--out", help="folder for scores.csv, correlation.json and .md and the resumable scores.jsonl")
     p.add_argument("--config", help="a YAML file of these options (command-line flags override it)")
     p.add_argument("--scores-from", action="append", metavar="PATH",
                    help="reuse the scores of an earlier run with the same data settings (its score log .jsonl, "
@@ -672,16 +721,21 @@ def build_parser() -> argparse.ArgumentParser:
                    "the other scores of the run in --out (after a predictor's code changed); resumable")
     p.add_argument("--ensemble-components", help="predictors the `ensemble` aggregates (default: "
                    f"{defaults(PREDICTORS.get('ensemble'))['components']})")
+    p.add_argument("--repeats", type=int, default=1, metavar="K",
+                   help="score every architecture under K initialisation seeds (--seed onwards, the same batches) "
+                   "and report each correlation's mean and standard deviation over them (repeats.csv: the scores)")
     _add_hvp_arg(p)
     _add_data_args(p)
     p.set_defaults(func=cmd_correlate)
 
     p = sub.add_parser("naslib-agreement", help="per-architecture agreement with NASLib's recorded proxy scores")
     _add_space_args(p)
-    p.add_argument("--predictors", default="params,flops,synflow,snip,grasp")
+    _add_predictors_arg(p, "params,flops,synflow,snip,grasp")
     p.add_argument("--zc-file", required=True, help="NASLib's zc_<space>.json")
-    p.add_argument("--n-archs", type=int, default=None)
-    p.add_argument("--out", required=True)
+    p.add_argument("--n-archs", type=int, default=None,
+                   help="a seeded random sample of the zc file's architectures (default: every one)")
+    p.add_argument("--out", required=True,
+                   help="folder for scores.csv, agreement.json and .md and the resumable scores.jsonl")
     _add_hvp_arg(p, "exact", ", as NASLib computed the scores compared with")
     _add_data_args(p)
     # like with like: NAS-Bench-Suite-Zero's zc files were made by configs of NASLib's
@@ -692,12 +746,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("score", help="score architectures: JSON lines on stdout or a resumable --out log")
     _add_space_args(p)
-    p.add_argument("--predictors", default="nasi,zico,snip,grasp,synflow,params,flops")
+    _add_predictors_arg(p, "nasi,zico,snip,grasp,synflow,params,flops")
     p.add_argument("--arch", action="append", help="an architecture encoding (repeatable)")
     p.add_argument("--n-archs", type=int, default=1, help="distinct random architectures when no --arch is given")
     p.add_argument("--all", action="store_true", help="every architecture of the space (spaces that can list them)")
-    p.add_argument("--out", help="append records to this JSONL score log (settings in its header line)")
-    p.add_argument("--resume", action="store_true", help="continue an existing --out, skipping what it holds")
+    p.add_argument("--out", help="append records to this JSONL score log (settings in its header line); an existing "
+                   "one is resumed")
+    p.add_argument("--resume", action="store_true", help="continue an existing --out, skipping what it holds; the "
+                   "default, so only older commands spell it")
+    p.add_argument("--shard", metavar="I/N", help="score only part I of N (0 <= I < N) of the architectures, split by "
+                   "a checksum of each one's key, e.g. for the jobs of a SLURM array; `merge` joins the N logs")
     p.add_argument("--backend", default="local", help="local (process pool) | ray")
     p.add_argument("--address", help="ray: the cluster to join (default: $RAY_ADDRESS, as `ray job submit` sets it, "
                    "else a local one with --workers CPUs)")
@@ -713,10 +771,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_args(p)
     p.set_defaults(func=cmd_score)
 
+    p = sub.add_parser("merge", help="the score logs of a run's shards (`score --shard`) as one score log")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="score logs of one run's shards")
+    p.add_argument("--out", required=True, help="the merged score log, replaced atomically; resumable as the log of "
+                   "the whole run, which scores what missing shards hold")
+    p.set_defaults(func=cmd_merge)
+
     p = sub.add_parser("search", help="run a search strategy once per seed; accuracies from the benchmark")
-    p.add_argument("--optimizer", default="nasi", help="a registered optimizer (`naslib-plugins list`)")
+    p.add_argument("--optimizer", default="nasi", help="a registered optimizer, one of: "
+                   + ", ".join(OPTIMIZERS.names()))
     _add_space_args(p)
-    p.add_argument("--seeds", default="0", help="independent searches: 0-4 or 0,2,5")
+    # --seeds: the spelling of recorded commands
+    p.add_argument("--seed", "--seeds", dest="seeds", default="0", help="independent searches: 0-4 or 0,2,5")
     p.add_argument("--benchmark", help="ground-truth file for the found architectures' accuracies")
     p.add_argument("--out", help="folder for search.json and the resumable runs.jsonl")
     p.add_argument("--config", help="a YAML file of these options (command-line flags override it)")
@@ -729,7 +795,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the main job on an embedded default (no downloaded file)")
     p.add_argument("--out", default="naslib-plugins-demo", help="output folder (resumable)")
     p.add_argument("--n-archs", type=int, help="architectures correlated " + _default(run_demo, "n_archs"))
-    p.add_argument("--seeds", help="searches per strategy " + _default(run_demo, "seeds"))
+    p.add_argument("--seed", "--seeds", dest="seeds", help="searches per strategy " + _default(run_demo, "seeds"))
     p.add_argument("--budget", type=int,
                    help="architectures scored per zero-shot search " + _default(run_demo, "budget"))
     p.add_argument("--steps", type=int, help="NASI's T " + _default(run_demo, "steps"))
@@ -760,8 +826,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tables)
 
     p = sub.add_parser("naslib-run", help="a search from a NASLib-layout YAML config, through NASLib's Trainer")
-    p.add_argument("--config-file", required=True, help="configs/naslib/*.yaml: search_space, dataset, optimizer, "
-                   "seed, out_dir, search: {...}")
+    # dest config_file: `config` is what _parse reads as a YAML of the command's options
+    p.add_argument("--config", "--config-file", dest="config_file", required=True, metavar="FILE",
+                   help="configs/naslib/*.yaml: search_space, dataset, optimizer, seed, out_dir, search: {...}")
     p.add_argument("--benchmark", help="ground truth for the found architecture when NASLib has no benchmark data")
     p.set_defaults(func=cmd_naslib_run)
 
@@ -781,6 +848,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="registered spaces, predictors and optimizers")
     p.set_defaults(func=cmd_list)
+
+    for p in sub.choices.values():
+        p.formatter_class = _HelpFormatter
+        # SUPPRESS: not given here, it leaves what a --quiet before the command set
+        p.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help=QUIET_HELP)
     return parser
 
 
@@ -822,6 +894,7 @@ def main(argv: list[str] | None = None) -> int:
     args = None
     try:
         args = _parse(parser, argv)
+        errors.quiet = args.quiet
         if args.command == "correlate" and not args.out:
             raise UserError("correlate needs --out DIR (on the command line or in --config)")
         _check_shared(args)
@@ -844,6 +917,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print("naslib-plugins: interrupted", file=sys.stderr)
         return 130
+    finally:
+        errors.quiet = False  # main() also runs inside other programs (tests, notebooks), which it leaves as found
 
 
 if __name__ == "__main__":

@@ -9,14 +9,13 @@ resumes from what the folder already holds.
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import torch
 
 from naslib_plugins.data.digits import DigitsBatches
 from naslib_plugins.device import CPU
-from naslib_plugins.errors import BenchmarkFileError
+from naslib_plugins.errors import BenchmarkFileError, info
 from naslib_plugins.evaluation.correlate import correlation_table, run_correlation
 from naslib_plugins.evaluation.ground_truth import load_ground_truth
 from naslib_plugins.evaluation.search_run import run_search
@@ -53,8 +52,8 @@ def run_demo(out: Path, n_archs: int = 300, seeds: tuple[int, ...] = (0, 1, 2), 
     truth = load_ground_truth(TABLE, space, DATASET, "test_accuracy")
     names = [n for n in PREDICTORS.names() if n != "ensemble"] + ["ensemble"]
     batches = DigitsBatches(batch_size=batch_size, seed=seeds[0])
-    print(f"demo: {space.name} ({len(truth)} architectures, test accuracy after the recipe in {TABLE.name}); "
-          f"data: {batches.describe()}", file=sys.stderr)
+    info(f"demo: {space.name} ({len(truth)} architectures, test accuracy after the recipe in {TABLE.name}); "
+         f"data: {batches.describe()}")
     correlation = run_correlation(space, DATASET, truth, names, batches, n_archs, seeds[0], out / "correlate",
                                   command=command, device=device)
     print(correlation_table(correlation))

@@ -1,10 +1,15 @@
-"""Errors a user can cause and fix; the CLI prints them as one line and exits with 2."""
+"""Errors a user can cause and fix, which the CLI prints as one line and exits with 2; and the
+informational lines on stderr that --quiet silences."""
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+# set by --quiet: info() prints nothing and the progress bars are off (tqdm's disable=errors.quiet);
+# errors and warnings print regardless
+quiet = False
 
 
 class UserError(ValueError):
@@ -22,6 +27,12 @@ class BenchmarkFileError(UserError):
 def print_error(message: object) -> None:
     """The one line an error of the command is reported as (the exit status is the caller's)."""
     print(f"naslib-plugins: error: {message}", file=sys.stderr, flush=True)
+
+
+def info(message: object) -> None:
+    """A line on stderr about how the run goes (what it resumes or reuses, its data), silenced by --quiet."""
+    if not quiet:
+        print(message, file=sys.stderr, flush=True)
 
 
 @contextmanager

@@ -1,6 +1,7 @@
 """Scoring time per predictor over the floor: one bare forward+backward of the same NB201 model
-on the same batch, measured in the same run. Also the whole 7-predictor pass, where NASI, SNIP
-and ZiCo share their batch gradients, over the sum of the predictors run one by one.
+on the same batch, measured in the same run. Also every predictor in one pass, where those that
+read the same batch gradients share them, over the sum of the predictors run one by one; and
+NAS-Bench-Suite-Zero's first-order proxies together over the floor.
 
     python perf/bench_scoring.py [--n-archs 10] [--batch-size 64] [--threads 2]
 
@@ -20,6 +21,9 @@ from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.evaluation.scoring import make_predictors, score_architecture
 from naslib_plugins.predictors import PREDICTORS, SetPredictor
 from naslib_plugins.spaces import get_space
+
+# NAS-Bench-Suite-Zero's first-order proxies (issue 28): one gradient or input-Jacobian pass each
+FIRST_ORDER = ("grad_norm", "plain", "l2_norm", "jacov", "fisher", "zen")
 
 
 def main() -> None:
@@ -45,7 +49,7 @@ def main() -> None:
     warm = model_for(archs[0])
     F.cross_entropy(warm(x), y).backward()
 
-    floor, alone, together = [], {n: [] for n in names}, []
+    floor, alone, together, first_order = [], {n: [] for n in names}, [], []
     for arch in archs:
         m = model_for(arch)
         floor.append(min(timed(lambda: F.cross_entropy(m(x), y).backward()) for _ in range(2)))
@@ -54,6 +58,8 @@ def main() -> None:
             alone[n].append(timed(lambda: pred.score(model_for(arch), batches, F.cross_entropy)))
         preds = make_predictors(names)
         together.append(timed(lambda: score_architecture(space, arch, "cifar10", preds, batches, args.seed)))
+        group = make_predictors(FIRST_ORDER)
+        first_order.append(timed(lambda: score_architecture(space, arch, "cifar10", group, batches, args.seed)))
 
     f = statistics.mean(floor)
     print(f"NB201, {args.n_archs} random archs, batch {args.batch_size}, {args.threads} threads")
@@ -65,6 +71,9 @@ def main() -> None:
     t, serial = statistics.mean(together), sum(statistics.mean(v) for v in alone.values())
     print(f"all {len(names)} predictors in one pass: {t:.3f} s/arch = {t / f:.2f} x floor "
           f"({serial / t:.2f}x faster than one by one: {serial:.3f} s)")
+    g = statistics.mean(first_order)
+    print(f"the first-order proxies ({', '.join(FIRST_ORDER)}) in one pass, model built: {g:.3f} s/arch = "
+          f"{g / f:.2f} x floor (goal <= 4)")
 
 
 if __name__ == "__main__":

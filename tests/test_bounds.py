@@ -106,13 +106,13 @@ def test_seeds_are_parsed_in_linear_time_up_to_a_bound(tmp_path, capsys):
     assert parse_seeds("0-9999") == list(range(10_000))
     assert parse_seeds(",".join(map(str, range(10_000)))) == list(range(10_000))
     assert time.perf_counter() - start < 0.25  # a quadratic parse took about 1 s for each
-    with pytest.raises(UserError, match="--seeds '0-1000000' asks for more than 10,000 searches"):
+    with pytest.raises(UserError, match="--seed '0-1000000' asks for more than 10,000 searches"):
         parse_seeds("0-1000000")
     capsys.readouterr()
     assert main(["search", "--optimizer", "zc-random", "--space", "mlp_act_skip", "--dataset", "digits",
                  "--predictor", "params", "--seeds", "5,0-1000000", "--out", str(tmp_path / "s")]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        "naslib-plugins: error: --seeds '5,0-1000000' asks for more than 10,000 searches"]
+        "naslib-plugins: error: --seed '5,0-1000000' asks for more than 10,000 searches"]
     assert not (tmp_path / "s").exists()
 
 

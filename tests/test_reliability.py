@@ -158,7 +158,8 @@ def test_resume_of_a_file_that_is_no_score_log(tmp_path, capsys):
     capsys.readouterr()
     assert main([*SCORE, "--resume", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"naslib-plugins: error: {out}: not a score log (no header line); remove it or pick another --out"]
+    assert err == [f"naslib-plugins: error: {out}: not a score log (no header line); pass --restart to overwrite it, "
+                   "or pick another --out"]
     assert out.read_text() == '{"hash": "x"}\n'
 
 

@@ -92,11 +92,11 @@ def test_resume_with_other_settings_is_refused(tmp_path, reference, capsys, chan
     assert out.read_bytes() == before
 
 
-def test_existing_file_is_not_overwritten_without_resume(tmp_path, reference, capsys):
+def test_an_existing_log_is_resumed_not_overwritten(tmp_path, reference, capsys):
     out = tmp_path / "copy.jsonl"
     shutil.copy(reference, out)
-    assert main([*ARGS, "--out", str(out)]) == 2
-    assert f"{out} exists: pass --resume" in capsys.readouterr().err
+    assert main([*ARGS, "--out", str(out)]) == 0
+    assert "40 architectures (40 already there)" in capsys.readouterr().err
     assert out.read_bytes() == reference.read_bytes()
 
 

@@ -77,7 +77,7 @@ def _case(kind: str, t: Path) -> tuple[list[str], str]:
         return ["correlate", *MLP, "--seed", str(2**64), "--out", str(t / "o")], f"--seed {2**64}: seeds run from 0"
     if kind == "negative seed in --seeds":
         return (["search", "--optimizer", "zc-random", *MLP[:4], "--predictor", "params", "--seeds", "0,-3", "--out",
-                 str(t / "o")], "bad seed '-3' in --seeds '0,-3'")
+                 str(t / "o")], "bad seed '-3' in --seed '0,-3'")
     if kind == "negative seed in a config":
         cfg = _file(t / "c.yaml", b"space: mlp_act_skip\ndataset: digits\nseed: -2\n")
         return ["correlate", "--config", cfg, "--out", str(t / "o")], "--seed -2: seeds run from 0"

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +11,8 @@ import torch
 
 from naslib_plugins.data.batches import BatchSource, earlier_settings
 from naslib_plugins.device import CPU, environment
-from naslib_plugins.errors import BenchmarkFileError, UserError, text_file
-from naslib_plugins.evaluation.correlation import correlations
+from naslib_plugins.errors import BenchmarkFileError, UserError, info, text_file
+from naslib_plugins.evaluation.correlation import correlations, with_ci
 from naslib_plugins.evaluation.ground_truth import GroundTruth
 from naslib_plugins.evaluation.journal import ScoreLog, read_score_log
 from naslib_plugins.evaluation.scoring import ScoringJob, hvp_setting, make_predictors, score_into_log
@@ -60,37 +59,87 @@ def write_scores_csv(path: Path, records: list[dict], names: list[str], truth: G
         header = ["hash", "arch_str"] + ([truth.metric] if truth else [])
         for n in names:
             header += [n, f"{n}_seconds", f"{n}_status", f"{n}_reason"]
-        w.writerow(header)
+        w.writerow(header + ["shared_seconds"])
         for r in records:
             row: list[Any] = [r["hash"], r["arch_str"]] + ([truth.get(r["hash"])] if truth else [])
             for n in names:
                 row += [r["scores"].get(n), r["seconds"].get(n), r["status"].get(n), r["reason"].get(n, "")]
-            w.writerow(row)
+            w.writerow(row + [r.get("shared_seconds")])
+
+
+def add_set_level(set_predictors: dict[str, SetPredictor], records: list[dict]) -> None:
+    """Each set-level predictor's score of every record, from its components' scores there."""
+    for name, predictor in set_predictors.items():
+        columns = {c: [r["scores"][c] for r in records] for c in predictor.components}
+        values, reasons = predictor.combine(columns)
+        for r, v, why in zip(records, values, reasons):
+            r["scores"][name] = v
+            r["seconds"][name] = round(sum(r["seconds"][c] for c in predictor.components), 6)
+            r["status"][name] = "ok" if why is None else "failed"
+            if why is not None:
+                r["reason"][name] = why
+
+
+def write_repeats_csv(path: Path, runs: dict[int, list[dict]], names: list[str]) -> None:
+    """Every architecture's scores under each initialisation seed, one row per (architecture, seed)."""
+    with atomic_write(path, newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["hash", "arch_str", "init_seed", *names])
+        for init_seed, records in runs.items():
+            for r in records:
+                w.writerow([r["hash"], r["arch_str"], init_seed, *(r["scores"].get(n) for n in names)])
+
+
+def spread(results: list[dict]) -> dict:
+    """Mean and standard deviation (ddof 1) of Kendall and Spearman over runs; None where one is undefined."""
+    out = {"k": len(results)}
+    for key in ("kendall", "spearman"):
+        values = [c[key] for c in results]
+        ok = None not in values
+        out[f"{key}_mean"] = round(float(np.mean(values)), 6) if ok else None
+        out[f"{key}_std"] = round(float(np.std(values, ddof=1)), 6) if ok else None
+    return out
 
 
 def correlation_table(result: dict) -> str:
+    inits = result.get("init_seeds")
     lines = [
         f"Correlation with {result['metric']} on {result['space']} / {result['dataset']}, "
-        f"{result['n_archs']} architectures, seed {result['seed']}",
+        f"{result['n_archs']} architectures, seed {result['seed']}; Kendall and Spearman with their 95% bootstrap "
+        "intervals (1000 paired resamples of the architectures)"
+        + (f"; over inits: mean +- std over the initialisation seeds {', '.join(map(str, inits))}" if inits else ""),
         "",
         "| predictor | Kendall | Spearman | Pearson | top-10% precision | truth of top-scored | valid | failed "
-        "| s/arch |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| s/arch |" + (" Kendall / Spearman over inits |" if inits else ""),
+        "|---|---|---|---|---|---|---|---|---|" + ("---|" if inits else ""),
     ]
 
     def fmt(v: Any) -> str:
         return "n/a" if v is None else f"{v:.3f}"
 
+    def over_inits(c: dict) -> str:
+        if not inits:
+            return ""
+        o = c["over_inits"]
+        if o["kendall_mean"] is None:
+            return " n/a |"
+        return (f" {o['kendall_mean']:.3f} +- {o['kendall_std']:.3f} / {o['spearman_mean']:.3f} +- "
+                f"{o['spearman_std']:.3f} |")
+
     for name, c in result["predictors"].items():
         if "constant_score" in c:
             lines.append(f"| {name} | constant: every valid score is {c['constant_score']:g} | | | | "
-                         f"{fmt(c['top1_truth'])} | {c['n_valid']} | {c['n_failed']} | {c['seconds_per_arch']:.3f} |")
+                         f"{fmt(c['top1_truth'])} | {c['n_valid']} | {c['n_failed']} | {c['seconds_per_arch']:.3f} |"
+                         + over_inits(c))
             continue
         lines.append(
-            f"| {name} | {fmt(c['kendall'])} | {fmt(c['spearman'])} | {fmt(c['pearson'])} | "
+            f"| {name} | {with_ci(c, 'kendall')} | {with_ci(c, 'spearman')} | {fmt(c['pearson'])} | "
             f"{fmt(c['top10_precision'])} | {fmt(c['top1_truth'])} | {c['n_valid']} | {c['n_failed']} | "
-            f"{c['seconds_per_arch']:.3f} |"
+            f"{c['seconds_per_arch']:.3f} |" + over_inits(c)
         )
+    if result.get("shared_seconds_per_arch"):
+        lines += ["", f"s/arch is each predictor's own time; the forward/backward passes they share took "
+                  f"{result['shared_seconds_per_arch']:.3f} s/arch more, counted once."]
     return "\n".join(lines)
 
 
@@ -186,11 +235,16 @@ def run_correlation(
     device: torch.device = CPU,
     hvp: str = "fd",
     rescore: list[str] = (),
+    repeats: int = 1,
 ) -> dict:
     """Score, correlate and write scores.csv, correlation.json and .md to `out`. `rescore` names
     predictors to score again on every architecture while the others keep the scores of the run
     already in `out` (a predictor's code changed): that is resumable through its own log,
-    rescore.jsonl, and leaves `out` as it was until it finishes."""
+    rescore.jsonl, and leaves `out` as it was until it finishes. `repeats` K > 1 scores every
+    architecture again under the initialisation seeds seed+1 .. seed+K-1 (the same batches) and
+    reports each correlation's mean and standard deviation over the K (repeats.csv: the scores)."""
+    if repeats < 1:
+        raise UserError(f"--repeats must be at least 1, got {repeats}")
     keys = sample_keys(list(truth.values), n_archs, seed)
     per_arch, set_predictors = split_predictors(predictor_names, predictor_options)
     unknown = [n for n in rescore if n not in per_arch]
@@ -216,8 +270,8 @@ def run_correlation(
     to_score = [n for n in per_arch if not all(n in reused[k]["scores"] for k in keys)]
     if scores_from:
         taken = [n for n in per_arch if n not in to_score]
-        print(f"reused from earlier runs: {', '.join(taken) or 'nothing'}; scoring now: "
-              f"{', '.join(to_score) or 'nothing'}", file=sys.stderr)
+        info(f"reused from earlier runs: {', '.join(taken) or 'nothing'}; scoring now: "
+             f"{', '.join(to_score) or 'nothing'}")
     records = reused
     out.mkdir(parents=True, exist_ok=True)  # after every input is read: a bad one leaves nothing behind
     if to_score:
@@ -230,22 +284,30 @@ def run_correlation(
             for field in ("scores", "seconds", "status", "reason"):
                 records[k][field].update(fresh[k][field])
             records[k]["arch_str"] = fresh[k]["arch_str"]
+            records[k]["shared_seconds"] = fresh[k].get("shared_seconds")  # None: a log from before it was kept
     ordered = [records[k] for k in keys]
-    for name, predictor in set_predictors.items():
-        columns = {c: [r["scores"][c] for r in ordered] for c in predictor.components}
-        values, reasons = predictor.combine(columns)
-        for r, v, why in zip(ordered, values, reasons):
-            r["scores"][name] = v
-            r["seconds"][name] = round(sum(r["seconds"][c] for c in predictor.components), 6)
-            r["status"][name] = "ok" if why is None else "failed"
-            if why is not None:
-                r["reason"][name] = why
+    add_set_level(set_predictors, ordered)
     names = per_arch + list(set_predictors)
     write_scores_csv(out / "scores.csv", ordered, names, truth)
+    # the same architectures and batches under other weight initialisations: how much of each
+    # correlation is the draw of the weights
+    again = {}
+    for r in range(1, repeats):
+        settings = {**base, "predictors": per_arch, "keys": len(keys), "init_seed": seed + r}
+        fresh = score_keys(space, keys, dataset, per_arch, batches, seed + r, out / f"scores_repeat{r}.jsonl",
+                           settings, workers=workers, resume=resume, desc=f"init {seed + r}", device=device, hvp=hvp)
+        again[seed + r] = [fresh[k] for k in keys]
+        add_set_level(set_predictors, again[seed + r])
+    if again:
+        write_repeats_csv(out / "repeats.csv", {seed: ordered, **again}, names)
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": seed,
               "metric": truth.metric, "benchmark": Path(truth.source).name, "data": batches.describe(),
               **{k: base[k] for k in ("hvp",) if k in base},
               "command": command, "environment": environment(device), "predictors": {}}
+    shared = [r["shared_seconds"] for r in ordered if r.get("shared_seconds") is not None]
+    result["shared_seconds_per_arch"] = round(float(np.mean(shared)), 4) if shared else None
+    if again:
+        result["init_seeds"] = [seed, *again]
     for name, predictor in set_predictors.items():
         result.setdefault("set_level", {})[name] = predictor.options()
     t = [truth.get(r["hash"]) for r in ordered]
@@ -254,6 +316,9 @@ def run_correlation(
         c = correlations(s, t)
         c["seconds_per_arch"] = round(float(np.mean([r["seconds"][name] for r in ordered])), 4)
         c["failures"] = sorted({r["reason"][name] for r in ordered if name in r["reason"]})[:5]
+        if again:
+            c["over_inits"] = spread([correlations([x["scores"].get(name) for x in run], t, intervals=False)
+                                      for run in [ordered, *again.values()]])
         result["predictors"][name] = c
     write_text_atomic(out / "correlation.json", json.dumps(result, indent=2) + "\n")
     table = correlation_table(result)

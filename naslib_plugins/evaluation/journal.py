@@ -43,7 +43,8 @@ def _scan(path: Path) -> _Scan:
     except (IndexError, ValueError, KeyError, TypeError):
         header = None
     if not isinstance(header, dict):  # the settings it holds are compared key by key
-        raise UserError(f"{path}: not a score log (no header line); remove it or pick another --out")
+        raise UserError(f"{path}: not a score log (no header line); pass --restart to overwrite it, or pick another "
+                        "--out")
     environment = first.get("environment")
     scan = _Scan(header, {}, [lines[0]], [], raw.endswith(b"\n"), len(raw),
                  environment if isinstance(environment, dict) else None)
@@ -77,6 +78,53 @@ def read_score_log(path: str | Path) -> tuple[dict, dict[str, dict], int, int]:
     or end the last record with its missing newline."""
     scan = _scan(Path(path))
     return scan.header, scan.records, sum(len(line) + 1 for line in scan.kept), scan.size
+
+
+def merge_score_logs(paths: list[Path], out: Path) -> int:
+    """Write the logs of one run's shards (`score --shard I/N`) to `out` as the log of the whole run
+    (its settings without the shard), atomically; returns how many records it holds. The settings
+    must agree but for the shard, and an architecture in two logs must have the same record in both
+    (the same shard given twice)."""
+    scans = [_scan(p) for p in paths]
+    settings = {k: v for k, v in scans[0].header.items() if k != "shard"}
+    records: dict[str, dict] = {}
+    source: dict[str, Path] = {}
+    for path, scan in zip(paths, scans):
+        own = {k: v for k, v in scan.header.items() if k != "shard"}
+        diff = sorted(k for k in set(own) | set(settings) if own.get(k) != settings.get(k))
+        if diff:
+            raise UserError(f"{path} was written with other settings than {paths[0]} ({', '.join(diff)}); "
+                            "only the shards of one run merge")
+        for key, record in scan.records.items():
+            if records.setdefault(key, record) != record:
+                raise UserError(f"architecture {key} has different records in {source[key]} and {path}: the logs "
+                                "overlap, where only the same shard may be given twice")
+            source.setdefault(key, path)
+        if scan.rejected:
+            print(f"{path}: {len(scan.rejected)} damaged line(s) left out; resuming the merged log scores those "
+                  "architectures again", file=sys.stderr)
+    shards = {scan.header.get("shard") for scan in scans}
+    counts = {s.partition("/")[2] for s in shards if s}
+    if None not in shards and len(counts) == 1:
+        n = int(counts.pop())
+        missing = [f"{i}/{n}" for i in range(n) if f"{i}/{n}" not in shards]
+        if missing:
+            print(f"no log of shard {', '.join(missing)}: resuming the merged log scores their architectures",
+                  file=sys.stderr)
+    environments = [s.environment for s in scans if s.environment]
+    if any(e != environments[0] for e in environments):
+        print("the shards were scored under different environments; float32 scores of the parts may differ at "
+              "rounding level", file=sys.stderr)
+    # the environment of the first part, as a resumed log records it
+    first = {"header": settings, **({"environment": environments[0]} if environments else {})}
+    lock = OutputLock(out)
+    try:
+        with atomic_write(out) as f:
+            f.write(json.dumps(first, sort_keys=True) + "\n")
+            f.writelines(json.dumps(r, sort_keys=True) + "\n" for r in records.values())
+    finally:
+        lock.release()
+    return len(records)
 
 
 class ScoreLog:
@@ -117,7 +165,7 @@ class ScoreLog:
                           if scan.header.get(k) != self.settings.get(k))
             raise UserError(
                 f"{self.path} was written with other settings ({', '.join(diff)}); "
-                "use the same settings to resume, or another --out"
+                "use the same settings to resume, --restart to overwrite it, or another --out"
             )
         self.records = scan.records
         if self.records and scan.environment and self.environment and scan.environment != self.environment:

@@ -21,12 +21,13 @@ from urllib.parse import urlsplit
 import numpy as np
 import torch
 
+from naslib_plugins import errors
 from naslib_plugins.data.batches import BatchSource, DrawnBatches, on_device
-from naslib_plugins.errors import UserError, print_error
+from naslib_plugins.errors import UserError, info, print_error
 from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.params import constructor_params
 from naslib_plugins.predictors import PREDICTORS, Predictor, SetPredictor
-from naslib_plugins.predictors.base import shared_gradients
+from naslib_plugins.predictors.base import shared_gradients, shared_seconds
 from naslib_plugins.spaces.base import SearchSpace
 
 
@@ -44,8 +45,9 @@ def score_architecture(
     size: dict | None = None,
     device: str | torch.device = "cpu",
 ) -> dict:
-    """One record: hash, encodings, and per predictor its score, seconds, status and, where a
-    predictor leaves one, a `notes` entry. The weights
+    """One record: hash, encodings, and per predictor its score, its own seconds, status and, where a
+    predictor leaves one, a `notes` entry; `shared_seconds`: the forward/backward passes the
+    predictors shared (base.shared_gradients), counted once and in none of theirs. The weights
     are drawn on the CPU and then moved to `device`, so they are the same on every device."""
     arch = space.parse(arch)
     key = space.hash(arch)
@@ -65,7 +67,7 @@ def score_architecture(
     with shared_gradients(model):
         for name, predictor in predictors.items():
             torch.manual_seed(arch_seed(seed, f"{key}|{name}"))
-            start = time.perf_counter()
+            start, shared_before = time.perf_counter(), shared_seconds(model)
             try:
                 value = float(predictor.score(model, batches, loss_fn))
                 reason = None if math.isfinite(value) else f"non-finite score {value}"
@@ -73,7 +75,9 @@ def score_architecture(
                 value, reason = None, f"{type(e).__name__}: {e}"
             if device.type == "cuda":
                 torch.cuda.synchronize(device)  # charge queued kernels to the predictor that queued them
-            record["seconds"][name] = round(time.perf_counter() - start, 6)
+            # its own time: a pass it shares with the others is in shared_seconds, once
+            own = time.perf_counter() - start - (shared_seconds(model) - shared_before)
+            record["seconds"][name] = round(own, 6)
             note = getattr(predictor, "note", None)  # what a predictor did beyond its definition (zico's ties)
             if note:
                 record.setdefault("notes", {})[name] = note
@@ -84,6 +88,7 @@ def score_architecture(
                 record["scores"][name] = None
                 record["status"][name] = "failed"
                 record["reason"][name] = reason
+        record["shared_seconds"] = round(shared_seconds(model), 6)
     return record
 
 
@@ -338,9 +343,9 @@ def score_into_log(log: ScoreLog, job: ScoringJob, archs: list, workers: int = 1
 
     todo = [a for a in archs if job.space.hash(a) not in log.records]
     if len(todo) < len(archs):
-        print(f"resuming: {len(archs) - len(todo)} of {len(archs)} already scored in {log.path}", file=sys.stderr)
+        info(f"resuming: {len(archs) - len(todo)} of {len(archs)} already scored in {log.path}")
     stream = score_stream(job, todo, workers=workers, backend=backend, address=address, gpus_per_task=gpus_per_task)
     for record in tqdm(stream, total=len(todo), desc=desc, unit="arch", file=sys.stderr,
-                       dynamic_ncols=True, mininterval=2.0):
+                       dynamic_ncols=True, mininterval=2.0, disable=errors.quiet):
         log.add(record)
     return len(archs) - len(todo)

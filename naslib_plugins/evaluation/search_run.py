@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from naslib_plugins import errors
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.device import CPU, environment
-from naslib_plugins.errors import BenchmarkFileError, UserError, text_file
+from naslib_plugins.errors import BenchmarkFileError, UserError, info, text_file
 from naslib_plugins.evaluation.ground_truth import GroundTruth, load_ground_truth
 from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.fileio import write_text_atomic
@@ -22,7 +22,7 @@ from naslib_plugins.optimizers.base import Optimizer
 from naslib_plugins.spaces.base import SearchSpace
 
 MAX_SEED = 2**32 - 1  # what every generator here takes (torch.manual_seed refuses 2**64 and over)
-MAX_SEEDS = 10_000  # searches one --seeds may ask for: each is a whole search
+MAX_SEEDS = 10_000  # searches one --seed may ask for: each is a whole search
 # at most MAX_SEED's 10 digits, so that int() never meets a number thousands of digits long
 _SEED_ITEM = re.compile(r"^(\d{1,10})(?:-(\d{1,10}))?$")
 ACCURACY_METRICS = ("test_accuracy", "val_accuracy")
@@ -41,17 +41,17 @@ def parse_seeds(text: str) -> list[int]:
     for item in (i.strip() for i in str(text).split(",")):
         m = _SEED_ITEM.match(item)
         if not m:
-            raise UserError(f"bad seed {item!r} in --seeds {text!r}: want N, A-B or a comma list of them, "
+            raise UserError(f"bad seed {item!r} in --seed {text!r}: want N, A-B or a comma list of them, "
                             f"seeds from 0 to {MAX_SEED}")
-        low = check_seed(int(m.group(1)), "--seeds")
-        high = check_seed(int(m.group(2)), "--seeds") if m.group(2) is not None else low
+        low = check_seed(int(m.group(1)))
+        high = check_seed(int(m.group(2))) if m.group(2) is not None else low
         if high < low:
-            raise UserError(f"empty seed range {item!r} in --seeds {text!r}")
+            raise UserError(f"empty seed range {item!r} in --seed {text!r}")
         if len(seeds) + high - low + 1 > MAX_SEEDS:
-            raise UserError(f"--seeds {text!r} asks for more than {MAX_SEEDS:,} searches")
+            raise UserError(f"--seed {text!r} asks for more than {MAX_SEEDS:,} searches")
         for s in range(low, high + 1):
             if s in seeds:
-                raise UserError(f"seed {s} named twice in --seeds {text!r}")
+                raise UserError(f"seed {s} named twice in --seed {text!r}")
             seeds[s] = None
     return list(seeds)
 
@@ -125,7 +125,7 @@ def run_search(
 
     def write(records: dict) -> dict:
         # every finished seed in runs.jsonl, not only those asked for now: a rerun with fewer
-        # --seeds must not drop the others from the summary
+        # seeds must not drop the others from the summary
         done = sorted(records.values(), key=lambda r: r["seed"])
         result = _summary(optimizer, space, dataset, {**config, "seeds": [r["seed"] for r in done]}, done, truths,
                           transfer, notes, benchmark, probe, command, device)
@@ -135,19 +135,20 @@ def run_search(
     with ScoreLog(out / "runs.jsonl", settings, resume=resume, environment=environment(device)) as log:
         done = [s for s in seeds if str(s) in log.records]
         if done:
-            print(f"resuming: seeds {', '.join(map(str, done))} already in {out / 'runs.jsonl'}", file=sys.stderr)
+            info(f"resuming: seeds {', '.join(map(str, done))} already in {out / 'runs.jsonl'}")
         for seed in seeds:
             if str(seed) in log.records:
                 continue
             wall, cpu = time.perf_counter(), time.process_time()
-            outcome = optimizer.search(space, dataset, batches_for(seed), seed, progress=progress, device=device)
+            outcome = optimizer.search(space, dataset, batches_for(seed), seed, progress=progress and not errors.quiet,
+                                       device=device)
             arch = space.parse(outcome.arch)
             log.add({"hash": str(seed), "seed": seed, "arch": json.loads(json.dumps(arch)),
                      "arch_str": space.to_string(arch), "search_seconds": time.perf_counter() - wall,
                      "cpu_seconds": time.process_time() - cpu, "trace": outcome.trace})
             run = next(r for r in write(log.records)["runs"] if r["seed"] == seed)
             acc = "n/a" if run["test_accuracy"] is None else f"{run['test_accuracy']:.2f}"
-            print(f"seed {seed}: {run['arch_str']} test accuracy {acc}", file=sys.stderr)
+            info(f"seed {seed}: {run['arch_str']} test accuracy {acc}")
         return write(log.records)
 
 

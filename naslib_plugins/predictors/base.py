@@ -3,6 +3,7 @@ names to both kinds of class."""
 from __future__ import annotations
 
 import copy
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -93,6 +94,7 @@ def sum_over_layers(layers, grads: dict, term: Callable[[torch.Tensor, torch.Ten
 
 
 _CACHE_ATTR = "_naslib_plugins_grad_cache"
+_SECONDS = "seconds"  # the cache's total of time spent on shared passes
 
 
 @contextmanager
@@ -101,11 +103,28 @@ def shared_gradients(model: nn.Module):
     batch's pass once per model, so the predictors scoring one network share their forward and
     backward passes. The weights must not change inside the block (predictors that alter weights
     work on a `private_copy`)."""
-    setattr(model, _CACHE_ATTR, {})
+    setattr(model, _CACHE_ATTR, {_SECONDS: 0.0})
     try:
         yield model
     finally:
         delattr(model, _CACHE_ATTR)
+
+
+def shared_seconds(model: nn.Module) -> float:
+    """Seconds spent so far in the shared block on the passes it shares (0 outside one): charged
+    to none of the predictors, so that each one's time is its own whatever order they run in."""
+    return getattr(model, _CACHE_ATTR, {}).get(_SECONDS, 0.0)
+
+
+@contextmanager
+def _timed(cache: dict | None, x: torch.Tensor) -> Iterator[None]:
+    """Adds the block's seconds to the shared passes' total (after the device's queued work)."""
+    start = time.perf_counter()
+    yield
+    if cache is not None:
+        if x.is_cuda:
+            torch.cuda.synchronize(x.device)
+        cache[_SECONDS] += time.perf_counter() - start
 
 
 def private_copy(model: nn.Module) -> nn.Module:
@@ -155,7 +174,8 @@ def _loss_pass(model: nn.Module, batches: BatchSource, i: int, loss_fn: LossFn, 
     layers = weight_layers(model) if saliencies else ()
     handles = [m.register_forward_hook(partial(_record_saliency, recorded)) for m in layers]
     try:
-        grads = torch.autograd.grad(loss_fn(model(x), y), params, allow_unused=True)
+        with _timed(cache, x):
+            grads = torch.autograd.grad(loss_fn(model(x), y), params, allow_unused=True)
     finally:
         for h in handles:
             h.remove()
@@ -196,8 +216,9 @@ def input_jacobian(model: nn.Module, batches: BatchSource, i: int) -> InputJacob
         return cache[key]
     model.train()
     x = batches.batch(i)[0].detach().requires_grad_(True)
-    y = model(x)
-    (grad,) = torch.autograd.grad(y, x, torch.ones_like(y), allow_unused=True)
+    with _timed(cache, x):
+        y = model(x)
+        (grad,) = torch.autograd.grad(y, x, torch.ones_like(y), allow_unused=True)
     if grad is None:  # an output the input does not reach (NB201's all-`none` cell)
         grad = torch.zeros_like(x)
     out = InputJacobian(grad.reshape(len(grad), -1), y.shape)
