@@ -816,7 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("results_dir", metavar="RESULTS_DIR")
     p.add_argument("--anchors", help="published figures: a CSV in the layout of the package's published.csv, or "
                    "markdown in anchors.md's (default: the package's published.csv)")
-    p.add_argument("--no-plots", action="store_true", help="skip the PNGs")
+    p.add_argument("--no-plots", action="store_true", help="skip the figures (PNG and PDF)")
     p.set_defaults(func=cmd_leaderboard)
 
     p = sub.add_parser("tables", help="results/README.md and README.md's result blocks, from the runs a manifest names")

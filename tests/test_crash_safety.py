@@ -197,7 +197,7 @@ def test_leaderboard_skips_damaged_runs_with_a_warning_and_builds_the_rest(tmp_p
     assert [r["file"] for r in board["correlation"][0]["rows"]] == ["good/correlation.json",
                                                                     "no_scores/correlation.json"]
     assert [r["file"] for r in board["search"]["rows"]] == ["search/search.json"]
-    assert board["plots"] == ["plots/scatter/good.png", "plots/spearman_bars.png"]
+    assert board["plots"] == ["plots/scatter/good.png", "plots/spearman_heatmap.png"]
 
 
 # --------------------------------------------------------------------------- fewer seeds

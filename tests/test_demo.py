@@ -70,6 +70,6 @@ def test_demo_writes_correlations_searches_and_leaderboard(tmp_path, capsys, mon
         assert 0 <= result["runs"][0]["test_accuracy"] <= 100  # every architecture has ground truth
     board = (out / "LEADERBOARD.md").read_text()
     assert "mlp_act_skip" in board and "zc-evolution" in board
-    assert (out / "plots" / "spearman_bars.png").stat().st_size > 0
+    assert all((out / "plots" / f"spearman_heatmap.{e}").stat().st_size > 0 for e in ("png", "pdf"))
     text = capsys.readouterr().out
     assert "the space's best test accuracy" in text

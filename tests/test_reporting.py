@@ -15,9 +15,19 @@ from scipy import stats
 
 from naslib_plugins.cli import main
 from naslib_plugins.errors import BenchmarkFileError, UserError
-from naslib_plugins.evaluation.correlation import correlations
+from naslib_plugins.evaluation.correlation import correlations, with_ci
+from naslib_plugins.predictors import PREDICTORS
 from naslib_plugins.reporting.leaderboard import build_leaderboard, fmt, seed_list
-from naslib_plugins.reporting.plots import nasi_agnostic_plot, scatter_plots, spearman_bars
+from naslib_plugins.reporting.plots import (
+    PALETTE,
+    _spearman_table,
+    axis_label,
+    benchmark_label,
+    nasi_agnostic_plot,
+    predictor_colours,
+    scatter_plots,
+    spearman_heatmap,
+)
 from naslib_plugins.reporting.published import parse_anchors
 from naslib_plugins.reporting.tables import build_tables
 
@@ -172,10 +182,10 @@ def test_leaderboard_tables_and_anchors(tree):
     md = (tree / "LEADERBOARD.md").read_text()
     c10 = json.loads((tree / "nb201" / "c10" / "correlation.json").read_text())["predictors"]
     zico = c10["zico"]
-    row = (f"| zico | `nb201/c10/correlation.json` | {zico['kendall']:.3f} | {zico['spearman']:.3f} | "
+    row = (f"| zico | `nb201/c10/correlation.json` | {with_ci(zico, 'kendall')} | {with_ci(zico, 'spearman')} | "
            f"{zico['top10_precision']:.3f} | 30 (0) | 0.250 | .61/.80 |  |")
     assert row in md
-    assert f"| nasi | `nb201/c10/correlation.json` | {c10['nasi']['kendall']:.3f} |" in md
+    assert f"| nasi | `nb201/c10/correlation.json` | {with_ci(c10['nasi'], 'kendall')} |" in md
     assert "| 29 (1) |" in md  # nasi's failed architecture
     # published-only rows for what we did not run, by our names; Suite-Zero's NB101 beside nwot on NB101
     assert "| nwot | published only |  |  |  |  |  | .58/.77 | .77 |" in md
@@ -216,7 +226,7 @@ def test_csv_and_json_agree_with_markdown(tree):
         assert c["method"] == j["method"] == m[0]
         if c["kind"] == "correlation":
             assert m[1] == f"`{c['file']}`" == f"`{j['file']}`"
-            assert m[2:4] == [fmt(float(c["kendall"])), fmt(float(c["spearman"]))]
+            assert m[2:4] == [with_ci(j, "kendall"), with_ci(j, "spearman")]
             assert float(c["spearman"]) == pytest.approx(j["spearman"], abs=1e-6)
             assert m[5] == f"{c['n_valid']} ({c['n_failed']})"
         if c["kind"] == "search":
@@ -233,20 +243,110 @@ def test_without_anchors_it_says_so(tree):
     assert all(r["published"] == "" for s in board["correlation"] for r in s["rows"])
 
 
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def _assert_figure(png: Path) -> None:
+    """The PNG and, beside it with the same stem, its PDF; no temporary file left."""
+    assert png.suffix == ".png" and png.stat().st_size > 5000 and _png_size(png)[0] > 0
+    assert png.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
+    assert not list(png.parent.glob(".*.tmp"))
+
+
 def test_plots_are_written(tree):
     board = build_leaderboard(tree, tree.parent / "anchors.md", plots=True)
-    assert board["plots"] == ["plots/scatter/nb101.png", "plots/scatter/nb201__c10.png", "plots/spearman_bars.png"]
+    assert board["plots"] == ["plots/scatter/nb101.png", "plots/scatter/nb201__c10.png", "plots/spearman_heatmap.png"]
     for p in board["plots"]:
-        data = (tree / p).read_bytes()
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
-    assert "- [plots/spearman_bars.png](plots/spearman_bars.png)" in (tree / "LEADERBOARD.md").read_text()
+        _assert_figure(tree / p)
+    md = (tree / "LEADERBOARD.md").read_text()
+    assert "- [plots/spearman_heatmap.png](plots/spearman_heatmap.png) ([PDF](plots/spearman_heatmap.pdf))" in md
+    assert "spearman_bars" not in md and not (tree / "plots" / "spearman_bars.png").exists()
     assert scatter_plots(tree / "nb101").name == "scatter.png"
-    assert spearman_bars(tree, tree / "bars.png").stat().st_size > 5000
+    _assert_figure(tree / "nb101" / "scatter.png")
+    _assert_figure(spearman_heatmap(tree, tree / "heat.png"))
 
 
-def test_spearman_bars_needs_runs(tmp_path):
+def test_figures_are_reproducible(tree):
+    """No date nor random id in the files: an unchanged figure rewrites the same bytes."""
+    first, second = (spearman_heatmap(tree, tree / folder / "heat.png") for folder in ("a", "b"))
+    for suffix in (".png", ".pdf"):
+        assert first.with_suffix(suffix).read_bytes() == second.with_suffix(suffix).read_bytes()
+
+
+def test_spearman_heatmap_needs_runs(tmp_path):
     with pytest.raises(UserError, match="no correlation.json"):
-        spearman_bars(tmp_path)
+        spearman_heatmap(tmp_path)
+
+
+def _runs(spearman: dict[tuple[str, str], dict[str, float | None]], n_archs: int = 100) -> list[tuple[Path, dict]]:
+    return [(Path(f"{space}/{dataset}/correlation.json"),
+             {"space": space, "dataset": dataset, "n_archs": n_archs,
+              "predictors": {n: {"spearman": v} for n, v in by_name.items()}})
+            for (space, dataset), by_name in spearman.items()]
+
+
+def test_spearman_table_orders_predictors_by_mean():
+    runs = _runs({("nasbench201", "cifar10"): {"zico": 0.8, "nasi": 0.5, "grasp": None},
+                  ("nasbench101", "cifar10"): {"zico": 0.6, "nasi": 0.7, "grasp": 0.1}})
+    runs += _runs({("nasbench201", "cifar10"): {"zico": 0.1}}, n_archs=50)  # fewer archs: not the one shown
+    names, benchmarks, table, ran = _spearman_table(runs)
+    assert names == ["zico", "nasi", "grasp"]  # means .70, .60, .10 (grasp's n/a left out)
+    assert benchmarks == [("nasbench101", "cifar10"), ("nasbench201", "cifar10")]
+    assert table[0].tolist() == [0.6, 0.8] and np.isnan(table[2, 1]) and ran.all()
+    names, _, table, ran = _spearman_table(runs + _runs({("transbench101_micro", "jigsaw"): {"nwot": 0.9}}))
+    assert names[0] == "nwot" and np.isnan(table[0, :2]).all() and ran[0].tolist() == [False, False, True]
+
+
+def test_spearman_heatmap_stays_narrow(tmp_path):
+    """20 benchmarks x every registered predictor: within ~2400 px wide, whatever the count."""
+    rng = np.random.default_rng(0)
+    names = PREDICTORS.names()
+    spaces = ["nasbench101", "nasbench201", "nasbench301", "transbench101_micro", "transbench101_macro"]
+    runs = _runs({(space, f"task_{i}"): {n: float(rng.uniform(-1, 1)) for n in names[: 3 + i % len(names)]}
+                  for i, space in enumerate(spaces * 4)})
+    png = spearman_heatmap(tmp_path, tmp_path / "heat.png", runs)
+    _assert_figure(png)
+    width, height = _png_size(png)
+    assert 1200 < width <= 2400 and height < width
+    width_40, _ = _png_size(spearman_heatmap(tmp_path, tmp_path / "heat40.png", runs + _runs(
+        {("nasbench201", f"more_{i}"): {"zico": 0.5} for i in range(20)})))
+    assert width_40 <= 2400
+
+
+def test_predictor_colours_are_distinct_and_fixed():
+    names = PREDICTORS.names()
+    colours = predictor_colours(names)
+    assert len(set(colours.values())) == len(names) <= len(PALETTE)
+    assert colours["ensemble"] != colours["nasi"]
+    assert predictor_colours(["zico", "nasi"]) == {"zico": colours["zico"], "nasi": colours["nasi"]}  # not by place
+    others = predictor_colours([*names, "custom_b", "custom_a"])
+    assert len(set(others.values())) == len(names) + 2 and others["custom_a"] == predictor_colours(["custom_a"])[
+        "custom_a"]
+    assert len(set(PALETTE)) == len(PALETTE)
+
+
+@pytest.mark.parametrize("field, space, dataset, label", [
+    ("test_accuracy", "nasbench201", "cifar10", "test accuracy (%)"),
+    ("val_accuracy", "nasbench101", "cifar10", "validation accuracy (%)"),
+    ("train_accuracy", "", "", "training accuracy (%)"),
+    ("val_accuracy", "transbench101_micro", "autoencoder", "validation SSIM"),
+    ("val_accuracy", "transbench101_macro", "jigsaw", "validation top-1 accuracy (%)"),
+    ("val_accuracy", "transbench101_micro", "room_layout", "validation negative loss"),
+    ("zico", "nasbench201", "cifar10", "zico score"),
+])
+def test_axis_labels_are_words(field, space, dataset, label):
+    assert axis_label(field, space, dataset) == label
+
+
+def test_benchmark_labels_are_words():
+    assert benchmark_label("nasbench201", "cifar10") == "NB201 CIFAR-10"
+    assert benchmark_label("nasbench201", "ImageNet16-120") == "NB201 ImageNet16-120"
+    assert benchmark_label("transbench101_micro", "jigsaw") == "TNB-micro jigsaw"
+    assert benchmark_label("transbench101_macro", "room_layout") == "TNB-macro room layout"
+    assert benchmark_label("my_space", "my_data") == "my space my data"
 
 
 def test_nasi_agnostic_plot_pairs_by_hash(tmp_path):
@@ -299,7 +399,7 @@ def test_cli_default_is_the_package_file(tree, monkeypatch, capsys):
     assert "Published figures from `naslib_plugins/reporting/published.csv`" in md
     c10 = md.split("### nasbench201 / cifar10")[1].split("###")[0]
     zico = json.loads((tree / "nb201" / "c10" / "correlation.json").read_text())["predictors"]["zico"]
-    assert f"| zico | `nb201/c10/correlation.json` | {zico['kendall']:.3f} | {zico['spearman']:.3f} |" in c10
+    assert f"| zico | `nb201/c10/correlation.json` | {with_ci(zico, 'kendall')} | {with_ci(zico, 'spearman')} |" in c10
     assert "] ZiCo Table 3 |" in c10 and "] VKDNW Table 1 |" in c10 and "| .61/.80 |" in c10
     assert "| graf | published only (a trained predictor, not training-free) |" in c10
     assert "**ZiCo Table 3**: ZiCo (Li et al., ICLR 2023), Table 3. Protocol: 15625 archs, test accuracy." in c10
@@ -381,9 +481,9 @@ def test_tables_page_and_readme_blocks(tables_tree):
     c10 = json.loads((results / "nb201" / "c10" / "correlation.json").read_text())["predictors"]
     z, n = c10["zico"], c10["nasi"]
     met = " met" if z["spearman"] >= 0.5 else " **missed**"
-    assert (f"| zico | {z['kendall']:.3f} | {z['spearman']:.3f} | {z['top10_precision']:.3f} | 30/0 | 0.250 "
+    assert (f"| zico | {with_ci(z, 'kendall')} | {with_ci(z, 'spearman')} | {z['top10_precision']:.3f} | 30/0 | 0.250 "
             f"| >= 0.50{met} | 0.61/0.80 |  |") in page  # the ZiCo paper's K/S beside ours, no Suite-Zero figure
-    assert f"| nasi | {n['kendall']:.3f} | {n['spearman']:.3f} | {n['top10_precision']:.3f} | 29/1 |" in page
+    assert f"| nasi | {with_ci(n, 'kendall')} | {with_ci(n, 'spearman')} | {n['top10_precision']:.3f} | 29/1 |" in page
     assert "| >= 0.99 **missed** |" in page
     assert "### NB201 cifar100: not run yet" in page  # a run the manifest names that is not there
     # NB101 beside Suite-Zero's nwot .31; how much nwot follows params, from the scores
@@ -391,7 +491,8 @@ def test_tables_page_and_readme_blocks(tables_tree):
     s = nb101["nwot"]["spearman"]
     size = stats.spearmanr(*(_scores(results / "spaces" / "correlate_cifar10", c) for c in ("nwot", "params")))
     gap = f"{s - 0.31:+.2f}" + (" **>0.1**" if abs(s - 0.31) > 0.1 else "")
-    assert (f"| nwot | {s:.3f} | {nb101['nwot']['kendall']:.3f} | 25/0 | 0.250 | 0.310 | {gap} |  |  "
+    nwot = nb101["nwot"]
+    assert (f"| nwot | {with_ci(nwot, 'spearman')} | {with_ci(nwot, 'kendall')} | 25/0 | 0.250 | 0.310 | {gap} |  |  "
             f"| {size.statistic:.3f} |  |  |") in page
     assert "NASLib recorded S (0 archs of its zc file)" in page and "### nasbench101 other (" in page
     # searches: the published protocol's settings unsaid, the transfer marked, the published figure beside
@@ -401,12 +502,13 @@ def test_tables_page_and_readme_blocks(tables_tree):
     assert page.endswith(" | 10 / 20 |\n")
     readme = (results.parent / "README.md").read_text()
     assert readme.startswith("# Top\n\n<!-- summary:start -->\n30 archs.\n\n| predictor | cifar10 | s/arch (C10) |")
-    assert f"| zico | {z['spearman']:.3f} / {z['kendall']:.3f} | 0.250 |\n| nasi | " in readme
+    assert f"| zico | {with_ci(z, 'spearman')} / {with_ci(z, 'kendall')} | 0.250 |\n| nasi | " in readme
     assert " | 0.250 |\n<!-- summary:end -->\n\ntext\n" in readme
     assert "`nasbench101` (2 run(s)):\n\n| predictor | cifar10 | other | s/arch |" in readme
     assert readme.endswith("| params | " + " | ".join(
-        fmt(json.loads((results / "spaces" / f"correlate_{t}" / "correlation.json").read_text())
-            ["predictors"]["params"]["spearman"]) for t in ("cifar10", "other")) + " | 0.250 |\n<!-- spaces:end -->\n")
+        with_ci(json.loads((results / "spaces" / f"correlate_{t}" / "correlation.json").read_text())
+                ["predictors"]["params"], "spearman") for t in ("cifar10", "other"))
+        + " | 0.250 |\n<!-- spaces:end -->\n")
 
 
 def test_tables_skip_a_damaged_run_with_a_warning(tables_tree):
@@ -467,7 +569,8 @@ def test_tables_agreement_and_input_checks(tmp_path):
     page = (results / "README.md").read_text()
     assert page.startswith("### Agreement with NASLib's recorded scores (zc.json, cifar10, 20 archs)\n\nData: real. "
                            "Command: `naslib-plugins naslib-agreement --seed 0`\n\nWhy.\n\n")
-    assert "| params | 1.000 | 1.000 | 20/20 |" in page and "| n/a (random init) |" in page
+    assert "| params | 1.000 [1.000, 1.000] | 1.000 [1.000, 1.000] | 20/20 |" in page
+    assert "| n/a (random init) |" in page
     rhos = [stats.spearmanr(x, y).statistic for x, y in
             ((snip0, snip1), (snip, snip1), (snip, stats.rankdata(snip0) + stats.rankdata(snip1)))]
     assert "| predictor | ours seed 0 vs ours seed 1 | NASLib vs ours seed 1 | NASLib vs mean rank of our 2 seeds |" \
@@ -519,7 +622,8 @@ def test_cli_tables(tables_tree, capsys):
     page = (results / "README.md").read_text()
     zico = json.loads((results / "nb201" / "c10" / "correlation.json").read_text())["predictors"]["zico"]
     # the ZiCo paper's Table 3 in its column, not VKDNW's re-run of ZiCo; Suite-Zero's NB101 nwot beside ours
-    assert f"| zico | {zico['kendall']:.3f} | {zico['spearman']:.3f} |" in page and " | 0.61/0.80 |  |" in page
+    assert f"| zico | {with_ci(zico, 'kendall')} | {with_ci(zico, 'spearman')} |" in page
+    assert " | 0.61/0.80 |  |" in page
     assert "| nwot | " in page and "| 0.310 |" in page
     assert " / NASI Table 4: 93.08 +- 0.24 | " in page
 

@@ -91,3 +91,14 @@ def test_a_run_that_verify_cannot_remake_is_reported(made, tmp_path, monkeypatch
     assert "not re-run: UserError: made by `naslib-plugins demo`" in capsys.readouterr().out
     assert run(monkeypatch, ["verify", str(tmp_path / "nothing")]) == 2
     assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_the_same_command_on_a_finished_run_rewrites_it_from_its_scores(made, monkeypatch, capsys):
+    kept = edit(made, "snip", 5.0)  # stands for a score no code now would give: kept, so not re-scored
+    (made / "correlation.md").unlink()
+    assert run(monkeypatch, [*RUN, "--out", str(made)]) == 0
+    assert "scoring now: nothing" in capsys.readouterr().err
+    assert (made / "correlation.md").is_file()
+    assert {r["hash"]: r["snip"] for r in rows(made)}[kept] != ""
+    assert run(monkeypatch, [*RUN, "--out", str(made), "--restart"]) == 0  # --restart scores everything again
+    assert "reused" not in capsys.readouterr().err

@@ -161,10 +161,12 @@ def split_predictors(names: list[str], options: dict[str, dict] | None = None
 _REUSE_KEYS = ("space", "dataset", "seed", "batch_size", "labels", "data", "resolution", "hvp", "images")
 
 
-def read_reused_scores(path: Path, settings: dict, describe: str) -> dict[str, dict]:
+def read_reused_scores(path: Path, settings: dict, describe: str, label: str = "") -> dict[str, dict]:
     """{hash: record} from an earlier run made with the same settings: its JSONL score log, or
-    its folder (scores.csv with the correlation.json beside it)."""
+    its folder (scores.csv with the correlation.json beside it). `label` names it in errors
+    (default: --scores-from PATH)."""
     path = Path(path)
+    label = label or f"--scores-from {path}"
     if path.is_dir():
         meta_path, csv_path = path / "correlation.json", path / "scores.csv"
         for f in (meta_path, csv_path):
@@ -188,7 +190,7 @@ def read_reused_scores(path: Path, settings: dict, describe: str) -> dict[str, d
             theirs = ours
     diff = [k for k in ours if ours[k] != theirs[k]]
     if diff:
-        raise UserError(f"--scores-from {path} was made with other settings: "
+        raise UserError(f"{label} was made with other settings: "
                         + "; ".join(f"{k} {theirs[k]!r} there, {ours[k]!r} here" for k in diff))
     return records
 
@@ -237,7 +239,9 @@ def run_correlation(
     rescore: list[str] = (),
     repeats: int = 1,
 ) -> dict:
-    """Score, correlate and write scores.csv, correlation.json and .md to `out`. `rescore` names
+    """Score, correlate and write scores.csv, correlation.json and .md to `out`; a run already
+    there is resumed (from its score log, or from its scores.csv once finished) unless not
+    `resume`. `rescore` names
     predictors to score again on every architecture while the others keep the scores of the run
     already in `out` (a predictor's code changed): that is resumable through its own log,
     rescore.jsonl, and leaves `out` as it was until it finishes. `repeats` K > 1 scores every
@@ -251,14 +255,18 @@ def run_correlation(
     if unknown:
         raise UserError(f"--rescore {', '.join(unknown)}: not among this run's per-architecture predictors "
                         f"({', '.join(per_arch)})")
-    if rescore and (out / "scores.csv").is_file():
+    finished = (out / "scores.csv").is_file() and (out / "correlation.json").is_file()
+    if finished and (rescore or (resume and not (out / "scores.jsonl").exists())):
+        # a finished run is resumed from its outputs, which outlive its (uncommitted) score log:
+        # the same command again rewrites them from the scores they hold
         scores_from = [*scores_from, out]
     base = {"space": space.name, "dataset": dataset, "seed": seed, **batches.settings(),
             **hvp_setting(make_predictors(per_arch, hvp))}
     # predictors an earlier run scored on every one of these architectures are not scored again
     reused: dict[str, dict] = {k: {"hash": k, "scores": {}, "seconds": {}, "status": {}, "reason": {}} for k in keys}
     for path in scores_from:
-        earlier = read_reused_scores(path, base, batches.describe())
+        earlier = read_reused_scores(path, base, batches.describe(),
+                                     "" if path != out else f"the run in --out {out} (--restart scores it again)")
         for name in per_arch:
             if name not in rescore and all(k in earlier and name in earlier[k]["scores"] for k in keys):
                 for k in keys:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from naslib_plugins.errors import BenchmarkFileError
+from naslib_plugins.evaluation.correlation import with_ci
 from naslib_plugins.fileio import atomic_write, write_text_atomic
 from naslib_plugins.reporting.published import Anchors, Source, load_anchors
 from naslib_plugins.reporting.runs import PREDICTOR_KEYS, correlation_runs, search_runs, warn_skipped
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "pool", "validate_rounds", "steps", "mu", "nu",
                 "nu_stat", "drop_none", "hvp", "channels", "cells", "batch_size", "labels", "data")
 CSV_COLUMNS = ("kind", "space", "dataset", "transfer_from", "method", "file", "settings", "n_archs", "seeds", "metric",
-               "kendall", "spearman", "top10_precision", "n_valid", "n_failed", "seconds_per_arch",
+               "kendall", "kendall_ci", "spearman", "spearman_ci", "top10_precision", "n_valid", "n_failed",
+               "seconds_per_arch",
                "mean_test_accuracy", "std_test_accuracy", "n_seeds", "mean_search_seconds", "mean_cpu_seconds",
                "published")
 
@@ -74,7 +76,8 @@ def _correlation_sections(results_dir: Path, runs: list[tuple[Path, dict]], anch
                 section["rows"].append({
                     "kind": "correlation", "space": space, "dataset": dataset, "method": name, "file": file,
                     "n_archs": data["n_archs"], "seeds": str(data["seed"]), "metric": data["metric"],
-                    **{k: c[k] for k in PREDICTOR_KEYS}, "published": _published(mine), "anchors": mine,
+                    **{k: c[k] for k in PREDICTOR_KEYS}, "kendall_ci": c.get("kendall_ci"),
+                    "spearman_ci": c.get("spearman_ci"), "published": _published(mine), "anchors": mine,
                 })
         # one predictor's rows together (its runs in path order), predictors in order of first appearance
         order = {name: i for i, name in enumerate(dict.fromkeys(r["method"] for r in section["rows"]))}
@@ -158,6 +161,11 @@ def _published_only(row: dict) -> str:
     return "published only" + (f" ({row['note']})" if row["note"] else "")
 
 
+def _plot_link(png: str) -> str:
+    """A figure's PNG and, beside it, its PDF (plots._save writes both)."""
+    return f"- [{png}]({png}) ([PDF]({png.removesuffix('.png')}.pdf))"
+
+
 def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> str:
     lines = ["# Leaderboard", "",
              f"Made by `naslib-plugins leaderboard` from every correlation.json and search.json under "
@@ -181,7 +189,7 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
         lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in section["rows"] + section["published_only"]:
             if r["kind"] == "correlation":
-                cells = [r["method"], f"`{r['file']}`", fmt(r["kendall"]), fmt(r["spearman"]),
+                cells = [r["method"], f"`{r['file']}`", with_ci(r, "kendall"), with_ci(r, "spearman"),
                          fmt(r["top10_precision"]), f"{r['n_valid']} ({r['n_failed']})", fmt(r["seconds_per_arch"])]
             else:
                 cells = [r["method"], _published_only(r), "", "", "", "", ""]
@@ -217,7 +225,7 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
         if notes:
             lines += ["Notes:", ""] + [f"- `{file}`: {n}" for file, n in notes] + [""]
     if board["plots"]:
-        lines += ["## Plots", ""] + [f"- [{p}]({p})" for p in board["plots"]] + [""]
+        lines += ["## Plots", ""] + [_plot_link(p) for p in board["plots"]] + [""]
     return "\n".join(lines)
 
 
@@ -237,7 +245,8 @@ def _csv_value(value) -> str:
 
 
 def build_leaderboard(results_dir: Path, anchors: Path | Traversable | None, plots: bool = True) -> dict:
-    """Write LEADERBOARD.md/.csv/.json (and, with plots, PNGs under plots/) and return the board;
+    """Write LEADERBOARD.md/.csv/.json (and, with plots, figures under plots/: PNG and PDF of each,
+    the PNGs listed in board["plots"]) and return the board;
     `anchors` is the published figures' file (published.default_anchors() the package's), None
     for none."""
     results_dir = Path(results_dir)
@@ -249,7 +258,7 @@ def build_leaderboard(results_dir: Path, anchors: Path | Traversable | None, plo
              "correlation": _correlation_sections(results_dir, correlation, parsed),
              "search": search_section(results_dir, parsed), "plots": []}
     if plots:
-        from naslib_plugins.reporting.plots import scatter_plots, spearman_bars
+        from naslib_plugins.reporting.plots import scatter_plots, spearman_heatmap
 
         folder = results_dir / "plots"
         for section in board["correlation"]:
@@ -261,7 +270,7 @@ def build_leaderboard(results_dir: Path, anchors: Path | Traversable | None, plo
                 except BenchmarkFileError as e:  # e.g. a damaged scores.csv beside a good correlation.json
                     warn_skipped(e, "plot")
         if board["correlation"]:
-            board["plots"].append(spearman_bars(results_dir, folder / "spearman_bars.png", correlation)
+            board["plots"].append(spearman_heatmap(results_dir, folder / "spearman_heatmap.png", correlation)
                                   .relative_to(results_dir).as_posix())
     # citation numbers in order of first use, correlation tables first
     used = [s for section in board["correlation"] for s in section["sources"]] + board["search"]["sources"]

@@ -1,30 +1,98 @@
-"""PNG figures of the runs: score vs accuracy per predictor, Spearman per benchmark, NASI's Fig. 1.
+"""Figures of the runs: score vs accuracy per predictor, a predictor x benchmark Spearman heatmap,
+NASI's Fig. 1. Each is written as PNG and PDF with the same stem (PDF: vector text and axes for a
+paper; SVG left out, at twice the PDF's size for the same figure).
 
 Figures are drawn on matplotlib's Agg canvas directly (no pyplot, no display, no global backend).
 """
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
+import matplotlib
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from scipy import stats
 
+from naslib_plugins.data.tasks import TASKS
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.fileio import atomic_write
+from naslib_plugins.predictors import PREDICTORS
 from naslib_plugins.reporting.runs import correlation_runs, read_correlation, read_scores
 
 DECADES_FOR_LOG = 2  # positive scores spanning at least this many decades get a log axis
 HEAVY_TAIL = 20  # scores with zeros or both signs get a symlog axis when max |s| >= this x median |s|
 
+DPI = 150  # of the PNGs
+VECTOR_DPI = 300  # of the rasterised parts (dense scatter points) of the PDFs
+FORMATS = ("pdf", "png")  # the PNG, the file the leaderboard links, written last
+# no creation date, so an unchanged figure is an unchanged file; TrueType fonts (publishers reject Type 3)
+METADATA = {"png": {}, "pdf": {"CreationDate": None}}
+SAVE_RC = {"pdf.fonttype": 42}
+
+HEATMAP_MAX_WIDTH = 15.5  # inches: 2325 px at DPI, however many benchmarks
+HEATMAP_MAX_HEIGHT = 14.0
+MISSING = "#ececec"  # a heatmap cell without a value
+
+SPACE_NAMES = {"nasbench101": "NB101", "nasbench201": "NB201", "nasbench301": "NB301",
+               "transbench101_micro": "TNB-micro", "transbench101_macro": "TNB-macro",
+               "mlp_act_skip": "MLP act/skip"}
+DATASET_NAMES = {"cifar10": "CIFAR-10", "cifar100": "CIFAR-100", "class_object": "object class.",
+                 "class_scene": "scene class.", "segmentsemantic": "semantic seg."}
+SPLITS = {"test_accuracy": "test", "val_accuracy": "validation", "train_accuracy": "training"}
+# Qualitative colours for predictors, legible on white (CIELAB L* <= 72): tab10, then one by one the
+# colour (of Kelly's 22 and matplotlib's tab20, tab20b, tab20c, Dark2, Set1, Set2, Set3, Paired, Accent)
+# farthest in CIELAB from all before it. Any two of the first 20 differ by Delta E >= 27.7 (tab10's own
+# closest pair), of the first 32 by >= 17, of all 48 by >= 11.
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf", "#a6761d", "#222222", "#f0027f", "#637939", "#f99379", "#1b9e77",
+           "#393b79", "#b3446c", "#9e9ac8", "#882d17", "#bf5b17", "#7b4173", "#e68fac", "#c49c94",
+           "#6baed6", "#2b3d26", "#d6616b", "#654522", "#bc80bd", "#8db600", "#e6550d", "#31a354",
+           "#7570b3", "#6a3d9a", "#8ca252", "#bd9e39", "#8c6d31", "#be0032", "#6b6ecf", "#a55194",
+           "#66a61e", "#a65628", "#fd8d3c", "#5254a3", "#ad494a", "#843c39", "#e7969c", "#984ea3")
+# what TNB-101 answers an "accuracy" query with, per task (data/tasks.py TaskInfo.metric)
+TNB_METRICS = {"top1": "top-1 accuracy (%)", "acc": "pixel accuracy (%)", "ssim": "SSIM",
+               "neg_loss": "negative loss"}
+
+
+def benchmark_label(space: str, dataset: str) -> str:
+    """("nasbench201", "cifar10") -> "NB201 CIFAR-10"; ("transbench101_micro", "jigsaw") -> "TNB-micro jigsaw"."""
+    words = (SPACE_NAMES.get(space, space), DATASET_NAMES.get(dataset, dataset))
+    return " ".join(w.replace("_", " ") for w in words)
+
+
+def axis_label(field: str, space: str = "", dataset: str = "") -> str:
+    """An axis label in words for a scores.csv column: "test_accuracy" -> "test accuracy (%)" (on a
+    TNB-101 task the task's own metric, e.g. "validation SSIM"), a predictor's name -> "<name> score"."""
+    split = SPLITS.get(field)
+    if split is None:
+        return f"{field} score"
+    task = TASKS.get(dataset) if space.startswith("transbench101") else None
+    return f"{split} {TNB_METRICS.get(task.metric, task.metric) if task else 'accuracy (%)'}"
+
+
+def predictor_colours(names: list[str]) -> dict[str, str]:
+    """One fixed colour per predictor name: a registered predictor's by its place among
+    PREDICTORS.names(), any other name after them (in sorted order); distinct while registered and
+    other names together number at most len(PALETTE), then repeating."""
+    registered = PREDICTORS.names()
+    order = registered + sorted(set(names) - set(registered))
+    return {n: PALETTE[order.index(n) % len(PALETTE)] for n in names}
+
 
 def _save(fig: Figure, out_png: Path) -> Path:
-    out_png = Path(out_png)
+    """`fig` as out_png and, beside it, the same stem's .pdf, each written atomically."""
+    out_png = Path(out_png).with_suffix(".png")
     out_png.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(out_png, binary=True) as f:
-        FigureCanvasAgg(fig).print_png(f)
+    canvas = FigureCanvasAgg(fig)
+    with matplotlib.rc_context(SAVE_RC):
+        for fmt in FORMATS:
+            with atomic_write(out_png.with_suffix(f".{fmt}"), binary=True) as f:
+                canvas.print_figure(f, format=fmt, dpi=DPI if fmt == "png" else VECTOR_DPI, metadata=METADATA[fmt])
     return out_png
 
 
@@ -62,61 +130,112 @@ def scatter_plots(run_dir: Path, out_png: Path | None = None) -> Path:
     if not names:
         raise BenchmarkFileError(f"{run_dir / 'correlation.json'}: no predictors to plot")
     scores = read_scores(run_dir, [metric, *names])
+    colours = predictor_colours(names)
     cols = min(4, len(names))
     rows = math.ceil(len(names) / cols)
     fig = Figure(figsize=(max(4.8, 3.4 * cols), 3.0 * rows + 0.8), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax, name in zip(axes, names):
         pairs = np.array([(v[name], v[metric]) for v in scores.values() if name in v and metric in v]).reshape(-1, 2)
-        ax.scatter(pairs[:, 0], pairs[:, 1], s=5, alpha=0.4, linewidths=0)
+        ax.scatter(pairs[:, 0], pairs[:, 1], s=6, alpha=0.5, linewidths=0, color=colours[name], rasterized=True)
         scale = _set_scale(ax, "x", pairs[:, 0])
+        if scale == "linear":
+            ax.locator_params(axis="x", nbins=5)  # long labels of a narrow range would overlap
         kendall = result["predictors"][name]["kendall"]
         ax.set_title(f"{name}: Kendall {'n/a' if kendall is None else f'{kendall:.3f}'} (n={len(pairs)})",
                      fontsize=10)
-        ax.set_xlabel(f"{name} score" + ("" if scale == "linear" else f" ({scale} axis)"), fontsize=9)
-        ax.set_ylabel(metric, fontsize=9)
+        ax.set_xlabel(axis_label(name) + ("" if scale == "linear" else f" ({scale} axis)"), fontsize=9)
+        ax.set_ylabel(axis_label(metric, result["space"], result["dataset"]), fontsize=9)
         ax.tick_params(labelsize=8)
     for ax in axes[len(names):]:
         ax.set_visible(False)
-    fig.suptitle(f"{result['space']} / {result['dataset']}: {result['n_archs']} archs, seed {result['seed']}\n"
-                 f"{run_dir.parent.name}/{run_dir.name}", fontsize=11)
+    fig.suptitle(f"{benchmark_label(result['space'], result['dataset'])}: {result['n_archs']} archs, "
+                 f"seed {result['seed']}\n{run_dir.parent.name}/{run_dir.name}", fontsize=11)
     return _save(fig, out_png or run_dir / "scatter.png")
 
 
-def spearman_bars(results_dir: Path, out_png: Path | None = None, runs: list[tuple[Path, dict]] | None = None
-                  ) -> Path:
-    """Spearman of every predictor on every benchmark (space / dataset) of the correlation runs under
-    `results_dir` (or the given ones, read by runs.correlation_runs); where several runs cover one
-    benchmark and predictor, the one with the most architectures (first by path)."""
-    results_dir = Path(results_dir)
+def _row_means(table: np.ndarray) -> np.ndarray:
+    """Each row's mean over its finite values, NaN for a row without one."""
+    return np.array([np.mean(row[np.isfinite(row)]) if np.isfinite(row).any() else np.nan for row in table])
+
+
+def _spearman_table(runs: list[tuple[Path, dict]]) -> tuple[list[str], list[tuple[str, str]], np.ndarray, np.ndarray]:
+    """(predictors, benchmarks, Spearman table with NaN where none, table of "ran there"); a benchmark
+    is a (space, dataset); where several runs cover one benchmark and predictor, the one with the
+    most architectures (first by path). Predictors by mean Spearman over their benchmarks, highest
+    first (those with none last), benchmarks by space, then dataset."""
     chosen: dict[tuple[str, str], dict[str, tuple[int, float | None]]] = {}
-    for _, data in correlation_runs(results_dir) if runs is None else runs:
+    for _, data in runs:
         bench = chosen.setdefault((data["space"], data["dataset"]), {})
         for name, c in data["predictors"].items():
             if name not in bench or data["n_archs"] > bench[name][0]:
                 bench[name] = (data["n_archs"], c["spearman"])
-    if not chosen:
-        raise UserError(f"no correlation.json under {results_dir}: nothing to plot")
     benchmarks = sorted(chosen, key=lambda b: (b[0], b[1].lower()))
     names = list(dict.fromkeys(n for b in benchmarks for n in chosen[b]))
-    width = 0.8 / len(names)
-    fig = Figure(figsize=(max(7.0, 0.28 * len(benchmarks) * len(names) + 2.5), 4.2), layout="constrained")
+    table = np.array([[np.nan if chosen[b].get(n, (0, None))[1] is None else chosen[b][n][1] for b in benchmarks]
+                      for n in names], dtype=float).reshape(len(names), len(benchmarks))
+    ran = np.array([[n in chosen[b] for b in benchmarks] for n in names], dtype=bool).reshape(table.shape)
+    means = np.nan_to_num(_row_means(table), nan=-np.inf)
+    order = sorted(range(len(names)), key=lambda i: (-means[i], names[i]))
+    return [names[i] for i in order], benchmarks, table[order], ran[order]
+
+
+def _annotate(ax, x: float, y: float, value: float, ran: bool, fontsize: float) -> None:
+    text = f"{value:.2f}".replace("-0.00", "0.00") if np.isfinite(value) else "n/a" if ran else ""
+    if text:
+        ax.text(x, y, text, ha="center", va="center", fontsize=fontsize,
+                color="white" if np.isfinite(value) and abs(value) > 0.6 else "black")
+
+
+def spearman_heatmap(results_dir: Path, out_png: Path | None = None, runs: list[tuple[Path, dict]] | None = None
+                     ) -> Path:
+    """Spearman of every predictor (rows) on every benchmark (columns: space / dataset) of the
+    correlation runs under `results_dir` (or the given ones, read by runs.correlation_runs), each
+    cell annotated: blank where the predictor did not run, "n/a" where it ran without a correlation;
+    with more than one benchmark, a last column, set apart, of the means the rows are ordered by."""
+    results_dir = Path(results_dir)
+    names, benchmarks, table, ran = _spearman_table(correlation_runs(results_dir) if runs is None else runs)
+    if not benchmarks:
+        raise UserError(f"no correlation.json under {results_dir}: nothing to plot")
+    n_rows, n_cols = table.shape
+    columns = n_cols + (1.3 if n_cols > 1 else 0)  # the benchmarks, a gap and the means
+    # cells about twice as wide as tall, the figure within HEATMAP_MAX_WIDTH x HEATMAP_MAX_HEIGHT
+    width = min(HEATMAP_MAX_WIDTH, 3.8 + 0.58 * columns)
+    height = min(HEATMAP_MAX_HEIGHT, max(3.6, 2.6 + 0.3 * n_rows))
+    cell = min((width - 3.8) / columns, (height - 2.6) / n_rows * 2)  # inches
+    fontsize = max(4.0, min(8.0, cell * 72 / 3.4))  # "-0.12" is about 3.2 ems wide
+    colours = {"cmap": colormaps["RdBu_r"], "vmin": -1.0, "vmax": 1.0, "edgecolors": "white", "linewidth": 0.8}
+    fig = Figure(figsize=(width, height), layout="constrained")
     ax = fig.subplots()
-    x = np.arange(len(benchmarks))
-    for i, name in enumerate(names):
-        values = [chosen[b].get(name, (0, None))[1] for b in benchmarks]
-        offsets = x - 0.4 + width * (i + 0.5)
-        ax.bar(offsets, [np.nan if v is None else v for v in values], width, label=name, color=f"C{i % 10}")
-        missing = [o for o, v, b in zip(offsets, values, benchmarks) if v is None and name in chosen[b]]
-        ax.plot(missing, [0] * len(missing), "x", color=f"C{i % 10}")  # ran, but no correlation
-    ax.axhline(0, color="black", linewidth=0.6)
-    ax.set_xticks(x, [f"{s}\n{d}" for s, d in benchmarks], fontsize=8)
-    ax.set_ylabel("Spearman rho with the benchmark's accuracy")
-    ax.set_ylim(min(-0.1, ax.get_ylim()[0]), 1.0)
-    ax.legend(ncols=min(len(names), 8), fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14))
-    ax.grid(axis="y", alpha=0.3)
-    ax.set_title("Spearman rho per predictor and benchmark (x: ran, no correlation)", fontsize=11)
-    return _save(fig, out_png or results_dir / "plots" / "spearman_bars.png")
+    ax.add_patch(Rectangle((0, 0), n_cols, n_rows, facecolor=MISSING, edgecolor="none", zorder=0))  # no value: grey
+    mesh = ax.pcolormesh(np.arange(n_cols + 1), np.arange(n_rows + 1), np.ma.masked_invalid(table), **colours)
+    for (i, j), value in np.ndenumerate(table):
+        _annotate(ax, j + 0.5, i + 0.5, value, ran[i, j], fontsize)
+    ticks, labels = list(np.arange(n_cols) + 0.5), [benchmark_label(*b) for b in benchmarks]
+    if n_cols > 1:
+        means = _row_means(table)
+        x = n_cols + 0.3
+        ax.add_patch(Rectangle((x, 0), 1, n_rows, facecolor=MISSING, edgecolor="none", zorder=0))
+        ax.pcolormesh([x, x + 1], np.arange(n_rows + 1), np.ma.masked_invalid(means[:, None]), **colours)
+        for i, value in enumerate(means):
+            _annotate(ax, x + 0.5, i + 0.5, value, False, fontsize)
+        ticks.append(x + 0.5)
+        labels.append("mean")
+    ax.set_xlim(0, columns)
+    ax.set_ylim(n_rows, 0)  # the best predictor on top
+    ax.set_xticks(ticks, labels, rotation=40, ha="right", rotation_mode="anchor", fontsize=9)
+    ax.set_yticks(np.arange(n_rows) + 0.5, names, fontsize=9)
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    bar = fig.colorbar(mesh, ax=ax, fraction=0.035, pad=0.015, aspect=30)
+    bar.set_label("Spearman ρ", fontsize=9)
+    bar.ax.tick_params(labelsize=8)
+    note = ("rows by their mean; " if n_cols > 1 else "") + "n/a: ran, no correlation; blank: not run"
+    # wrapped to the figure's width (about 11 characters an inch at 9 points), so it is never cut off
+    ax.set_title(f"Spearman ρ with the benchmark's accuracy\n{textwrap.fill(note, int(11 * width))}",
+                 fontsize=10)
+    return _save(fig, out_png or results_dir / "plots" / "spearman_heatmap.png")
 
 
 def _paired(a: dict, b: dict, name: str, where: tuple[Path, Path]) -> np.ndarray:
@@ -145,11 +264,12 @@ def nasi_agnostic_plot(true_dir: Path, random_labels_dir: Path, gaussian_dir: Pa
         (_paired(true, gauss, predictor, (dirs[0], dirs[2])), "true data", "Gaussian data (random labels)"),
     ]
     fig = Figure(figsize=(9.0, 4.4), layout="constrained")
+    colour = predictor_colours([predictor])[predictor]
     rhos = []
     for ax, (pairs, x_label, y_label) in zip(fig.subplots(1, 2), panels):
         rho = _pearson(pairs)
         rhos.append(rho)
-        ax.scatter(pairs[:, 0], pairs[:, 1], s=9, alpha=0.5, linewidths=0)
+        ax.scatter(pairs[:, 0], pairs[:, 1], s=9, alpha=0.5, linewidths=0, color=colour)
         for axis in "xy":  # one scale for both axes: the two scores are compared
             _set_scale(ax, axis, pairs.ravel())
         # raw-score Pearson is what the paper reports; a few heavy-tail scores dominate it, so the
@@ -158,11 +278,12 @@ def nasi_agnostic_plot(true_dir: Path, random_labels_dir: Path, gaussian_dir: Pa
         ax.text(0.04, 0.96, f"Pearson rho = {rho:.3f}\n(Spearman {spearman:.3f}, n = {len(pairs)})",
                 transform=ax.transAxes, va="top", fontsize=11,
                 bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
-        ax.set_xlabel(f"{predictor} score, {x_label}")
-        ax.set_ylabel(f"{predictor} score, {y_label}")
+        ax.set_xlabel(f"{axis_label(predictor)}, {x_label}")
+        ax.set_ylabel(f"{axis_label(predictor)}, {y_label}")
         ax.set_title(f"{x_label} vs {y_label}", fontsize=11)
     run = read_correlation(Path(true_dir) / "correlation.json")
-    fig.suptitle(f"{predictor} score at initialisation, {run['space']} / {run['dataset']}, seed {run['seed']}\n"
+    fig.suptitle(f"{axis_label(predictor)} at initialisation, {benchmark_label(run['space'], run['dataset'])}, "
+                 f"seed {run['seed']}\n"
                  "the same architectures and initial weights; only the labels or the inputs change", fontsize=11)
     _save(fig, out_png)
     return rhos[0], rhos[1]

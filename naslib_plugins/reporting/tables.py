@@ -34,6 +34,7 @@ from scipy import stats
 
 from naslib_plugins.config import read_yaml
 from naslib_plugins.errors import BenchmarkFileError, UserError
+from naslib_plugins.evaluation.correlation import with_ci
 from naslib_plugins.reporting.leaderboard import accuracy_cell, fmt, search_section
 from naslib_plugins.reporting.published import STANDARD_DATA, Anchors, load_anchors
 from naslib_plugins.reporting.runs import read_agreement, read_correlation, read_scores, read_search
@@ -157,7 +158,7 @@ def correlation(inputs: Inputs, *, title: str, runs: dict[str, str],
                 (" met" if c["spearman"] >= target else " **missed**")
             zk = zico.get(name)
             lines.append(
-                f"| {name} | {fmt(c['kendall'])} | {fmt(c['spearman'])} | {fmt(c['top10_precision'])} | "
+                f"| {name} | {with_ci(c, 'kendall')} | {with_ci(c, 'spearman')} | {fmt(c['top10_precision'])} | "
                 f"{c['n_valid']}/{c['n_failed']} | {fmt(c['seconds_per_arch'])} | "
                 f"{'' if target is None else f'>= {target:.2f}{met}'} | "
                 f"{'' if zk is None else f'{zk.kendall:.2f}/{zk.spearman:.2f}'} | "
@@ -177,7 +178,7 @@ def correlation_summary(inputs: Inputs, *, runs: dict[str, str], caption: str | 
     lines = [*_caption(caption, n_archs=first["n_archs"]),
              *_head(["predictor", *found, f"s/arch ({DATASET_SHORT.get(first_label, first_label)})"])]
     for name, c in first["predictors"].items():
-        cells = [f"{fmt(r['predictors'][name]['spearman'])} / {fmt(r['predictors'][name]['kendall'])}"
+        cells = [f"{with_ci(r['predictors'][name], 'spearman')} / {with_ci(r['predictors'][name], 'kendall')}"
                  if name in r["predictors"] else "" for r in found.values()]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {fmt(c['seconds_per_arch'])} |")
     return lines
@@ -199,7 +200,7 @@ def naslib_agreement(inputs: Inputs, *, run: str, exact: list[str], noise_run: s
     ]
     for name, c in r["predictors"].items():
         same = f"{c['exact']}/{r['n_archs']}" if name in exact else "n/a (random init)"
-        lines.append(f"| {name} | {fmt(c['spearman'])} | {fmt(c['kendall'])} | {same} |")
+        lines.append(f"| {name} | {with_ci(c, 'spearman')} | {with_ci(c, 'kendall')} | {same} |")
     if noise_run is None:
         return lines
     first_dir = inputs.root / run
@@ -278,9 +279,9 @@ def suite_zero(inputs: Inputs, *, runs: list[str], gap: float, naslib_names: dic
                         vs_size,
                         _rank_cell(_spearman([(ours[k][name], recorded[k][theirs]) for k in both])),
                         " / ".join(_rank_cell(v) for v in on_shared)]
-            rank = "constant" if "constant_score" in c else fmt(c["spearman"])
+            rank = "constant" if "constant_score" in c else with_ci(c, "spearman")
             label = name if theirs == name else f"{name} (NASLib: {theirs})"
-            rows.append(f"| {label} | {rank} | {fmt(c['kendall'])} | {c['n_valid']}/{c['n_failed']} "
+            rows.append(f"| {label} | {rank} | {with_ci(c, 'kendall')} | {c['n_valid']}/{c['n_failed']} "
                         f"| {fmt(c['seconds_per_arch'])} | {fmt(ref) if ref is not None else ''} | {flag} | "
                         + " | ".join(cols) + " |")
         blocks.append([*_run_heading(f"{space} {dataset} ({gaps} gap(s) over {gap} to Suite-Zero)", r, [
@@ -313,7 +314,7 @@ def suite_zero_summary(inputs: Inputs, *, runs: list[str], gap: float, caption: 
                     continue
                 secs.append(c["seconds_per_arch"])
                 ref = suite.get((name, space, r["dataset"]))
-                cell = "constant" if "constant_score" in c else fmt(c["spearman"])
+                cell = "constant" if "constant_score" in c else with_ci(c, "spearman")
                 if ref is not None and c["spearman"] is not None and abs(c["spearman"] - ref) > gap:
                     cell = f"**{cell}**"
                 cells.append(cell + ("" if ref is None else f" ({ref:.2f})"))
@@ -332,8 +333,8 @@ def resolution(inputs: Inputs, *, runs: list[str]) -> list[str]:
         data = r.get("data", "")
         res = data.split(" resized to ")[1].split(",")[0] if " resized to " in data else "native"
         for name, c in r["predictors"].items():
-            lines.append(f"| {r['space']} | {r['dataset']} | {r['n_archs']} | {res} | {name} | {fmt(c['spearman'])} "
-                         f"| `{r.get('command', '')}` |")
+            lines.append(f"| {r['space']} | {r['dataset']} | {r['n_archs']} | {res} | {name} | "
+                         f"{with_ci(c, 'spearman')} | `{r.get('command', '')}` |")
     return lines
 
 
