@@ -128,6 +128,12 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     space = get_space(args.space)
     dataset = space.check_dataset(args.dataset)
     names = [PREDICTORS.canonical(n) for n in _names(args.predictors)]
+    inits = getattr(space, "inits", ("default",))
+    if args.init not in inits:
+        raise UserError(f"--init {args.init}: {space.name}'s networks take {' or '.join(inits)} (NASLib's graphs of "
+                        "the other spaces keep PyTorch's initialisation, the default)")
+    if args.init != "default":
+        space.init = args.init  # build_model reads it, in every worker the job is sent to
     with text_file(args.zc_file, "zc file"):
         recorded = load_zc_scores(args.zc_file, space, dataset)
     for n in names:
@@ -140,18 +146,20 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     settings = {"space": space.name, "dataset": dataset, "predictors": names, "seed": args.seed,
                 **batches.settings(), "keys": len(keys), "benchmark": Path(args.zc_file).name,
-                "metric": "naslib-scores", **hvp_setting(make_predictors(names, args.hvp))}
+                "metric": "naslib-scores", **hvp_setting(make_predictors(names, args.hvp)),
+                **({"init": args.init} if args.init != "default" else {})}
     device = resolve_device(args.device)
     records = score_keys(space, keys, dataset, names, batches, args.seed, out / "scores.jsonl", settings,
                          workers=args.workers, resume=not args.restart, desc=f"agreement {dataset}", device=device,
                          hvp=args.hvp)
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": args.seed,
-              **{k: settings[k] for k in ("hvp",) if k in settings},
+              **{k: settings[k] for k in ("hvp", "init") if k in settings},
               "zc_file": Path(args.zc_file).name, "data": batches.describe(), "environment": environment(device),
               "command": _command(), "predictors": {}}
     lines = [f"Agreement with NASLib's recorded scores, {space.name}/{dataset}, {len(keys)} architectures, "
-             f"batch {batches.batch_size} (NASLib's zc files: {NASLIB_ZC_BATCH}); ours as NASLib stores a score "
-             "(synflow: the natural log of the sum)",
+             f"batch {batches.batch_size} (NASLib's zc files: {NASLIB_ZC_BATCH})"
+             + (f", {args.init} initialisation" if args.init != "default" else "")
+             + "; ours as NASLib stores a score (synflow: the natural log of the sum)",
              "", "| predictor | Spearman | Kendall | exact (rel. 1e-6) | max abs diff |", "|---|---|---|---|---|"]
     for n in names:
         ours = [None if records[k]["scores"].get(n) is None else as_stored(n, records[k]["scores"][n]) for k in keys]
@@ -355,10 +363,10 @@ def cmd_naslib_run(args: argparse.Namespace) -> int:
 def _recorded_args(meta: dict) -> argparse.Namespace:
     """The options of the command a run recorded, parsed as that command parses them now; data
     paths written as "$NASLIB_PLUGINS_DATA"/... resolve against this machine's data folder."""
-    command = meta.get("command", "")
-    words = shlex.split(command)
-    if words[:2] != ["naslib-plugins", meta["kind"]]:
-        raise UserError(f"made by `{' '.join(words[:2]) or 'nothing recorded'}`, not `naslib-plugins {meta['kind']}`: "
+    words = shlex.split(meta.get("command", ""))
+    made_by = next((w for w in words[1:] if not w.startswith("-")), "")
+    if words[:1] != ["naslib-plugins"] or made_by != meta["kind"]:
+        raise UserError(f"made by `naslib-plugins {made_by or '?'}`, not `naslib-plugins {meta['kind']}`: "
                         "only its own command re-runs it")
     unset = [w for w in words if "$" in os.path.expandvars(w)]
     if unset:
@@ -737,6 +745,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True,
                    help="folder for scores.csv, agreement.json and .md and the resumable scores.jsonl")
     _add_hvp_arg(p, "exact", ", as NASLib computed the scores compared with")
+    p.add_argument("--init", default="default",
+                   help="the networks' weight initialisation: default (PyTorch's, as every other command) or naslib, "
+                        "that of the networks NASLib computed its recorded scores on where it differs: archai's "
+                        "N(0, 2/(k*k*C_out)) convolutions and N(0, 0.01^2) classifier on nasbench101, TNB's "
+                        "Kaiming fan-out encoder on the transbench101 spaces (there also spelled tnb) "
+                        "(default: default)")
     _add_data_args(p)
     # like with like: NAS-Bench-Suite-Zero's zc files were made by configs of NASLib's
     # scripts/zc/create_configs_benchmarks.py, whose batch size is 32

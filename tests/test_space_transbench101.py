@@ -229,6 +229,46 @@ def test_tnb_init_is_kaiming_fan_out():
     assert abs(float(conv.weight.detach().std()) - expected) / expected < 0.02
 
 
+def test_naslib_init_is_tnbs_and_gives_naslibs_recorded_l2_norm(shared_data, require):
+    """NASLib scored TNB's own networks, Kaiming fan-out encoder included: with init="naslib"
+    (= "tnb") the l2_norm (weight norms summed over conv and linear layers) matches its recorded
+    one on the classification tasks; the space's `init` is what build_model uses by default."""
+    for space in (MICRO, MACRO):
+        path = require(shared_data / f"transnas101_{space.tnb_key}" / f"zc_transbench101_{space.tnb_key}.json")
+        with open(path) as f:
+            data = json.load(f)["class_scene"]
+        for i, key in enumerate(list(data)[:3]):
+            torch.manual_seed(i)
+            model = space.build_model(key, "class_scene", init="naslib")
+            l2 = sum(float(m.weight.detach().norm()) for m in model.modules()
+                     if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)))
+            recorded = data[key]["l2_norm"]["score"]
+            assert abs(l2 - recorded) / recorded < 0.01, (space.name, key)
+    local = get_space("transbench101_macro")
+    local.init = "tnb"
+    torch.manual_seed(0)
+    conv = local.build_model((4, 4, 4, 1, 0, 0), "class_scene").encoder.layers[-1].conv_b[1]
+    expected = (2.0 / (conv.out_channels * 9)) ** 0.5
+    assert abs(float(conv.weight.detach().std()) - expected) / expected < 0.02
+    assert MACRO.init == "default"  # another instance's setting is its own
+
+
+def test_macro_shortcut_batch_norm_is_tnbs():
+    """TNB's ResNetBasicblock passes (affine, track_running_stats) = (True, True) positionally to
+    nn.BatchNorm2d, where they are eps and momentum: its shortcut normalises with eps 1. Ours has
+    the same eps and momentum, and so the same train-mode output."""
+    model = MACRO.build_model((4, 1, 3, 2, 0, 0), "class_scene")
+    shortcuts = [b.downsample[1] for b in model.encoder.layers if b.downsample is not None]
+    assert len(shortcuts) == 3  # the first block of each module that changes the shape
+    for bn in shortcuts:
+        tnb = torch.nn.BatchNorm2d(bn.num_features, True, True)
+        assert (bn.eps, bn.momentum, bn.affine, bn.track_running_stats) == (tnb.eps, tnb.momentum, True, True)
+        x = torch.randn(4, bn.num_features, 3, 3) * 0.3
+        assert torch.allclose(bn(x), tnb(x))
+    other = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d) and m not in shortcuts]
+    assert other and all(m.eps == 1e-5 and m.momentum == 0.1 for m in other)
+
+
 def test_jigsaw_model_accepts_tiles_and_images():
     model = MICRO.build_model((1, 0, 1, 0, 0, 1), "jigsaw").eval()
     image = torch.randn(2, 3, 24, 24)

@@ -94,11 +94,13 @@ def test_a_run_that_verify_cannot_remake_is_reported(made, tmp_path, monkeypatch
 
 
 def test_the_same_command_on_a_finished_run_rewrites_it_from_its_scores(made, monkeypatch, capsys):
+    before = rows(made)[0]["snip"]
     kept = edit(made, "snip", 5.0)  # stands for a score no code now would give: kept, so not re-scored
     (made / "correlation.md").unlink()
+    (made / "scores.jsonl").unlink()  # as in a fresh clone: logs are not committed
     assert run(monkeypatch, [*RUN, "--out", str(made)]) == 0
     assert "scoring now: nothing" in capsys.readouterr().err
     assert (made / "correlation.md").is_file()
-    assert {r["hash"]: r["snip"] for r in rows(made)}[kept] != ""
+    assert {r["hash"]: r["snip"] for r in rows(made)}[kept] == repr(5.0 * float(before))
     assert run(monkeypatch, [*RUN, "--out", str(made), "--restart"]) == 0  # --restart scores everything again
     assert "reused" not in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """NAS-Bench-101's network: a stem, stacks of one pruned cell with max-pools between them."""
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -80,6 +81,28 @@ class Cell(nn.Module):
         return out if projected is None else out + projected
 
 
+def naslib_init(model: nn.Module) -> nn.Module:
+    """The initialisation of the NB101 networks NASLib builds (archai's and nasbench_pytorch's
+    `Network._initialize_weights`, which NASLib's `convert_spec_to_model` used for its recorded
+    zero-cost scores): each convolution's weight N(0, 2 / (kh * kw * out_channels)), a
+    fan-out He init, its bias 0; batch-norm scales 1, shifts 0; the classifier's weight
+    N(0, 0.01^2), its bias 0. In place; returns `model`."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.Conv2d):
+                fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels
+                m.weight.normal_(0.0, math.sqrt(2.0 / fan_out))
+                if m.bias is not None:
+                    m.bias.zero_()
+            elif isinstance(m, nn.BatchNorm2d):
+                m.weight.fill_(1.0)
+                m.bias.zero_()
+            elif isinstance(m, nn.Linear):
+                m.weight.normal_(0.0, 0.01)
+                m.bias.zero_()
+    return model
+
+
 class GlobalAvgPool(nn.Module):
     """The mean over the spatial positions, as a module so that a hook can read its input."""
 
@@ -119,6 +142,11 @@ class NB101Network(nn.Module):
         """The global average pooling: its input is the last cell's output, which Zen-NAS scores
         (NASLib reads it at the output of that cell)."""
         return self.pool
+
+    def feature_modules(self) -> list[nn.Module]:
+        """The stem and every cell, in forward order (the max-pools between stacks are not
+        among them): the modules whose outputs are the successive feature maps AZ-NAS reads."""
+        return [self.stem, *(m for m in self.cells if isinstance(m, Cell))]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(self.pool(self.cells(self.stem(x))))

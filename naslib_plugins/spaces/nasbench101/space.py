@@ -10,7 +10,7 @@ import numpy as np
 import torch.nn as nn
 
 from naslib_plugins.data.datasets import dataset_info
-from naslib_plugins.errors import ArchitectureError
+from naslib_plugins.errors import ArchitectureError, UserError
 from naslib_plugins.spaces.base import SearchSpace
 from naslib_plugins.spaces.encoding import literal
 from naslib_plugins.spaces.nasbench101.encoding import (
@@ -31,7 +31,7 @@ from naslib_plugins.spaces.nasbench101.encoding import (
     why_invalid,
 )
 from naslib_plugins.spaces.nasbench101.ground_truth import READERS
-from naslib_plugins.spaces.nasbench101.network import NB101Network
+from naslib_plugins.spaces.nasbench101.network import NB101Network, naslib_init
 
 
 class NasBench101Space(SearchSpace):
@@ -41,6 +41,10 @@ class NasBench101Space(SearchSpace):
     benchmark_readers = READERS
     zc_file = Path("nasbench101") / "zc_nasbench101.json"
     benchmark_file = zc_file
+    # the weight initialisations build_model offers, and the one it uses unless told otherwise
+    # (naslib-agreement --init sets it on its space)
+    inits = ("default", "naslib")
+    init = "default"
 
     def parse(self, arch: Any) -> Arch:
         """Accepts NASLib's 56-int tuple (or its string, a zc-file key), a spec dict
@@ -171,7 +175,15 @@ class NasBench101Space(SearchSpace):
                         out.append(child)
         return out
 
-    def build_model(self, arch: Any, dataset: str, size: Mapping[str, int | None] | None = None) -> nn.Module:
+    def build_model(self, arch: Any, dataset: str, size: Mapping[str, int | None] | None = None, *,
+                    init: str | None = None) -> nn.Module:
+        """The NB101 network of the pruned cell. init="default" keeps PyTorch's initialisation;
+        init="naslib" draws the weights as the networks NASLib built for its recorded zero-cost
+        scores are drawn (network.naslib_init). None: the space's `init`."""
+        init = self.init if init is None else init
+        if init not in self.inits:
+            raise UserError(f"unknown init {init!r} for {self.name}; known: {', '.join(self.inits)}")
         info = dataset_info(self.check_dataset(dataset))
         matrix, ops = prune(self.parse(arch))
-        return NB101Network(matrix, ops, info.num_classes, **self.size(size))
+        model = NB101Network(matrix, ops, info.num_classes, **self.size(size))
+        return naslib_init(model) if init == "naslib" else model

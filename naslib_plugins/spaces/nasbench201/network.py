@@ -102,6 +102,12 @@ class NB201Skeleton(nn.Module):
         BN-ReLU), which Zen-NAS scores."""
         return self.head[2]
 
+    def feature_modules(self) -> list[nn.Module]:
+        """The stem and every cell and residual block, in forward order: the modules whose outputs
+        are the network's successive feature maps (AZ-NAS's stem and cell features; the head's
+        BN-ReLU, the pooling and the classifier are not among them)."""
+        return [self.stem, *self.cells]
+
     def forward(self, x: torch.Tensor, *cell_inputs: Any) -> torch.Tensor:
         x = self.stem(x)
         for layer in self.cells:

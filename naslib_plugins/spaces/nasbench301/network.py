@@ -149,6 +149,12 @@ class DartsSkeleton(nn.Module):
         """The global average pooling: its input is the final feature map, which Zen-NAS scores."""
         return self.pool
 
+    def feature_modules(self) -> list[nn.Module]:
+        """The stem and every cell, in forward order: the modules whose outputs are the
+        successive feature maps AZ-NAS reads (each cell also reads the output before the
+        previous one)."""
+        return [self.stem, *self.cells]
+
     def forward(self, x: torch.Tensor, normal: tuple = (), reduce: tuple = ()) -> torch.Tensor:
         """`normal`, `reduce`: what the normal and the reduction cells take besides their two
         inputs (a supernet's weights of that cell type)."""

@@ -81,9 +81,16 @@ class MicroCell(nn.Module):
         return nodes[3]
 
 
+# TNB builds the shortcut's batch norm as `nn.BatchNorm2d(planes, affine, track_running_stats)`
+# (net_infer/cell_micro.py, ResNetBasicblock), so its two flags land on eps and momentum: the
+# benchmark's networks have eps = 1 and momentum = 1 there (True == 1)
+SHORTCUT_BN_EPS = 1.0
+SHORTCUT_BN_MOMENTUM = 1.0
+
+
 class BasicBlock(nn.Module):
     """TNB's ResNetBasicblock: two ReLU-conv3x3-BN, plus a 1x1 conv-BN shortcut when the
-    shape changes."""
+    shape changes, whose batch norm has eps 1 and momentum 1 as the benchmark's has."""
 
     def __init__(self, c_in: int, c_out: int, stride: int):
         super().__init__()
@@ -92,7 +99,8 @@ class BasicBlock(nn.Module):
         self.downsample = None
         if stride != 1 or c_in != c_out:
             self.downsample = nn.Sequential(
-                nn.Conv2d(c_in, c_out, 1, stride=stride, bias=False), nn.BatchNorm2d(c_out)
+                nn.Conv2d(c_in, c_out, 1, stride=stride, bias=False),
+                nn.BatchNorm2d(c_out, eps=SHORTCUT_BN_EPS, momentum=SHORTCUT_BN_MOMENTUM),
             )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -216,6 +224,25 @@ class TNBNet(nn.Module):
         if isinstance(self.decoder, GenerativeDecoder):
             return self.decoder[-2]  # the tanh follows it
         return self.decoder[-1] if isinstance(self.decoder, SegmentationDecoder) else self.decoder[0]
+
+    def feature_modules(self) -> list[nn.Module]:
+        """The encoder's stem and every cell or residual block, in forward order: the modules
+        whose outputs are the successive feature maps AZ-NAS reads (the decoder is not among
+        them). `feature_forward` runs each of them once."""
+        return [self.encoder.stem, *self.encoder.layers]
+
+    def feature_forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The encoder on x, each module of `feature_modules` run once. For jigsaw the nine tiles
+        are stacked on the batch axis (B * 9 samples, each image's nine in a row), so its batch norms
+        take their statistics over all tiles together, where the forward runs the encoder once
+        per tile position."""
+        if self.kind == "jigsaw":
+            if x.dim() == 4:  # an image: its 3x3 grid in raster order, as `_tiles` cuts it
+                b, c, h, w = x.shape
+                th, tw = h // 3, w // 3
+                x = x[:, :, : 3 * th, : 3 * tw].reshape(b, c, 3, th, 3, tw).permute(0, 2, 4, 1, 3, 5)
+            x = x.reshape(-1, *x.shape[-3:])
+        return self.encoder(x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.kind == "jigsaw":

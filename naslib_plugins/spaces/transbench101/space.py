@@ -39,6 +39,10 @@ class _TransBench101Space(IntTupleSpace):
     datasets = TASK_NAMES
     # the benchmark fixes the network (its width and, in the micro space, its skeleton)
     default_size = {}
+    # the weight initialisations build_model offers, and the one it uses unless told otherwise
+    # (naslib-agreement --init sets it on its space)
+    inits = ("default", "tnb", "naslib")
+    init = "default"
     benchmark_readers = READERS
     # the encoding's functions: TNB string -> arch (its errors say what the string looks like),
     # arch -> TNB string
@@ -69,15 +73,17 @@ class _TransBench101Space(IntTupleSpace):
         return TASK_LOSSES[self.check_dataset(dataset)]
 
     def build_model(self, arch: Any, dataset: str, size: Mapping[str, int | None] | None = None, *,
-                    init: str = "default") -> nn.Module:
+                    init: str | None = None) -> nn.Module:
         """The TNB network for one task. init="default" keeps PyTorch's initialisation;
-        init="tnb" applies the benchmark's (and so NASLib's) Kaiming-normal fan-out init to the
-        encoder's convolutions, as TNB's MacroNet does."""
-        if init not in ("default", "tnb"):
-            raise UserError(f"unknown init {init!r}; known: default, tnb")
+        init="tnb" applies the benchmark's Kaiming-normal fan-out init to the encoder's
+        convolutions, as TNB's MacroNet does; "naslib" is the same (NASLib builds TNB's own
+        networks for its recorded zero-cost scores). None: the space's `init`."""
+        init = self.init if init is None else init
+        if init not in self.inits:
+            raise UserError(f"unknown init {init!r}; known: {', '.join(self.inits)}")
         task = self.check_dataset(dataset)
         self.size(size)
-        return TNBNet(self.build_encoder(self.parse(arch)), task, kaiming=init == "tnb")
+        return TNBNet(self.build_encoder(self.parse(arch)), task, kaiming=init in ("tnb", "naslib"))
 
     def naslib_spec(self, arch: Any) -> list[int]:
         return list(arch)  # NASLib's setter takes the list its own sampler makes

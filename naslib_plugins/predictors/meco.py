@@ -1,0 +1,219 @@
+"""MeCo (Jiang, Wang & Bie, NeurIPS 2023): the minimum eigenvalue of the Pearson correlation of
+an untrained network's feature maps, summed over its modules.
+
+For every firing of a hooked module on one input sample, its output F (C channels at P
+positions) gives R = corr(F), the C x C Pearson correlation between channels across positions;
+entries that are NaN or infinite (a constant channel) are set to 0, and the term is
+lambda_min(R). `meco` = the sum of the terms, each counted as often as the authors' network
+counts that tensor (see below). A flat output (logits, pooled vectors: one value per channel)
+has all-NaN correlations, so its term is exactly 0. `meco_opt` takes, per firing, the
+correlation of 8 channels drawn at random and multiplies its lambda_min by C/8.
+
+What was read: HamsterMimi/MeCo @ 0d830dd (correlation/NAS_Bench_201.py:get_score,
+correlation/foresight/pruners/measures/meco.py, the models under correlation/foresight/models);
+the spec is docs/design/rankers.md, section 4. The network runs in train mode (batch statistics),
+without gradients, on the model's own initialisation; the weights are not changed.
+
+Spaces:
+
+- nasbench201 (as the published NB201 figures were computed): one real image, sample 0 of
+  batch 0, resized bilinearly to 32 x 32 when it has another size (ImageNet16-120: the authors'
+  loader resizes its 16-pixel images to `--data_size 32`). The authors hook every module of
+  Zero-Cost-NAS's `NAS201Model`, whose wrappers return their child's tensor again, so each tensor
+  counts once per module that returns it. Our module tree differs, so the same tensors are
+  hooked here with the authors' multiplicities: stem conv x1, stem BN x3; per conv edge ReLU x1,
+  conv x1, BN x3; avg-pool edge x2; skip edge x1; cell output x1, plus 1 for the last cell of
+  each stage; residual block: its two ReLU-conv-BN as conv edges, shortcut pool x1, shortcut
+  conv x2, output x1; head BN x1, head ReLU x2. `none` edges contribute 0 in both trees. Our
+  cells' BN is affine and their convs have no bias, the authors' the opposite; at initialisation
+  (BN weight 1, bias 0, batch statistics) the hooked correlations are the same, since a Pearson
+  correlation ignores a per-channel shift.
+- nasbench101 (as the published NB101 figures were computed): the authors' NB101 meco ignores the
+  data and feeds one N(0, 1) sample of 3 x 64 x 64, drawn here from torch's seeded generator.
+  Their multiplicities: vertex conv op ReLU x4, projection and stem ReLU x3, every conv and BN x1,
+  vertex max-pool x2, max-pool between stacks x1, cell output x1. Deviation: the authors'
+  `nasbench1.Network` initialises conv weights N(0, sqrt(2 / (k^2 C_out))) and linear weights
+  N(0, 0.01); ours keeps PyTorch's default initialisation (as every predictor here sees it).
+- nasbench301, transbench101_micro/macro: no official code. Ours, as the spec proposes: sample 0
+  of batch 0, every module the network runs hooked once per firing (the root and wrappers
+  included, as the authors' rule does on their own trees; a TNB jigsaw encoder fires once per
+  tile).
+- mlp_act_skip (and any network without feature maps) is refused: every output is a flat
+  vector, so every term would be 0.
+
+Numerics: the correlation and its eigenvalues are computed in float64 with a symmetric solver
+(the authors: float32 `torch.linalg.eig`, the minimum real part; they agree to ~1e-6). The
+authors drop NaN or infinite terms; with the non-finite entries zeroed there are none.
+
+`meco_opt`: the 8 rows are drawn with torch's generator (the authors: python's unseeded
+`random.sample`), independently for each counted firing. Deviation: with fewer than 8 channels
+the authors' code raises; here every channel is used (factor C/C = 1, the `meco` term). NB201's
+narrowest map has 16 channels, so its scores are not affected.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from naslib_plugins.data.batches import BatchSource
+from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements
+
+OPT_ROWS = 8  # channels meco_opt samples per firing
+NB201_SIDE = 32  # the authors' --data_size: NB201 inputs are resized to it
+NB101_INPUT = (1, 3, 64, 64)  # the authors' NB101 meco: one Gaussian sample of this shape
+
+
+def channel_rows(output: object) -> torch.Tensor | None:
+    """The first sample of a module's output as a (channels, positions) matrix, as the authors'
+    hook reads it (`output[0]`; of a tuple, its first tensor's first sample); None when there is
+    no such sample to read."""
+    if isinstance(output, (tuple, list)):
+        output = output[0] if output else None
+    if not isinstance(output, torch.Tensor) or output.dim() < 2:
+        return None
+    sample = output[0]
+    return sample.reshape(sample.shape[0], -1)
+
+
+def min_correlation_eigenvalue(rows: torch.Tensor) -> float:
+    """lambda_min of the rows' Pearson correlation matrix, its NaN and infinite entries set to 0
+    (a constant row gives a zero row and column). One position only: every entry is NaN, so 0."""
+    n = rows.shape[0]
+    if rows.shape[1] < 2:
+        return 0.0
+    corr = torch.corrcoef(rows.detach().double()).reshape(n, n)
+    corr = torch.where(torch.isfinite(corr), corr, torch.zeros_like(corr))
+    return float(torch.linalg.eigvalsh(corr)[0])
+
+
+def _nb201_multiplicities(model: nn.Module) -> dict[nn.Module, int]:
+    """How many modules of the authors' NAS201Model return each tensor our NB201Network's
+    modules output (see the module docstring); modules left out count 0."""
+    from naslib_plugins.spaces.nasbench201.network import Cell, ReLUConvBN, ResidualReduction
+
+    counts: dict[nn.Module, int] = {model.stem[0]: 1, model.stem[1]: 3, model.head[0]: 1, model.head[1]: 2}
+
+    def relu_conv_bn(op: ReLUConvBN) -> None:
+        counts.update({op[0]: 1, op[1]: 1, op[2]: 3})
+
+    layers = list(model.cells)
+    for i, layer in enumerate(layers):
+        if isinstance(layer, ResidualReduction):
+            counts[layer] = 1
+            relu_conv_bn(layer.conv_a)
+            relu_conv_bn(layer.conv_b)
+            counts[layer.downsample[0]] = 1
+            counts[layer.downsample[1]] = 2
+        elif isinstance(layer, Cell):
+            stage_end = i + 1 == len(layers) or isinstance(layers[i + 1], ResidualReduction)
+            counts[layer] = 2 if stage_end else 1
+            for edge in layer.edges:
+                if isinstance(edge, ReLUConvBN):
+                    relu_conv_bn(edge)
+                elif isinstance(edge, nn.AvgPool2d):
+                    counts[edge] = 2
+                else:  # skip (an Identity; the Identity of a `none` edge never runs)
+                    counts[edge] = 1
+        else:
+            raise TypeError(f"meco: unexpected NB201 layer {type(layer).__name__}")
+    return counts
+
+
+def _nb101_multiplicities(model: nn.Module) -> dict[nn.Module, int]:
+    """How many modules of the authors' nasbench1.Network return each tensor our NB101Network's
+    modules output (see the module docstring); modules left out count 0 (the `cells` Sequential
+    stands where theirs is a ModuleList that never runs)."""
+    from naslib_plugins.spaces.nasbench101.network import Cell
+
+    def conv_bn_relu(op: nn.Sequential, relu: int) -> dict[nn.Module, int]:
+        return {op[0]: 1, op[1]: 1, op[2]: relu}
+
+    counts = conv_bn_relu(model.stem, 3)
+    for layer in model.cells:
+        if isinstance(layer, nn.MaxPool2d):
+            counts[layer] = 1
+            continue
+        if not isinstance(layer, Cell):
+            raise TypeError(f"meco: unexpected NB101 layer {type(layer).__name__}")
+        counts[layer] = 1
+        for op in layer.vertex_ops.values():
+            counts.update({op: 2} if isinstance(op, nn.MaxPool2d) else conv_bn_relu(op, 4))
+        for op in layer.projections.values():
+            counts.update(conv_bn_relu(op, 3))
+    return counts
+
+
+def hook_plan(model: nn.Module, x: torch.Tensor) -> tuple[dict[nn.Module, int], torch.Tensor]:
+    """(module -> how often each of its firings counts, the input to run), per space: the
+    authors' multiplicities and input on NB201 and NB101, every module once on one sample of
+    `x` elsewhere."""
+    from naslib_plugins.spaces.nasbench101.network import NB101Network
+    from naslib_plugins.spaces.nasbench201.network import NB201Network
+
+    if isinstance(model, NB201Network):
+        x = x[:1]
+        if tuple(x.shape[-2:]) != (NB201_SIDE, NB201_SIDE):
+            x = F.interpolate(x, size=(NB201_SIDE, NB201_SIDE), mode="bilinear", align_corners=False)
+        return _nb201_multiplicities(model), x
+    if isinstance(model, NB101Network):
+        return _nb101_multiplicities(model), torch.randn(NB101_INPUT).to(device=x.device, dtype=x.dtype)
+    return {m: 1 for m in model.modules()}, x[:1]
+
+
+@PREDICTORS.register("meco")
+class MeCo(Predictor):
+    """Sum over the modules' firings on one sample of lambda_min(corr(feature map channels)),
+    each firing counted as in the authors' network (module docstring: spaces, inputs, deviations)."""
+
+    opt = False  # meco_opt: 8 sampled channels per firing, times C/8
+
+    def requirements(self) -> Requirements:
+        # batch 0's first sample (NB101: a Gaussian sample, as the authors' NB101 code; the batch
+        # is still read, for its device)
+        return Requirements(labels=False)
+
+    def term(self, rows: torch.Tensor) -> float:
+        if not self.opt:
+            return min_correlation_eigenvalue(rows)
+        n = rows.shape[0]
+        if n <= OPT_ROWS:
+            return min_correlation_eigenvalue(rows)
+        pick = torch.randperm(n)[:OPT_ROWS].to(rows.device)  # drawn on the CPU: the same on every device
+        return min_correlation_eigenvalue(rows[pick]) * n / OPT_ROWS
+
+    def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
+        counts, x = hook_plan(model, batches.batch(0)[0])
+        total = 0.0
+        maps = 0  # firings whose output has more than one position
+
+        def hook(module: nn.Module, inputs: tuple, output: object) -> None:
+            nonlocal total, maps
+            rows = channel_rows(output)
+            if rows is None:
+                return
+            maps += rows.shape[1] > 1
+            for _ in range(counts[module] if self.opt else 1):  # meco_opt draws anew for each count
+                total += self.term(rows) * (1 if self.opt else counts[module])
+
+        handles = [m.register_forward_hook(hook) for m, c in counts.items() if c > 0]
+        try:
+            model.train()
+            with torch.no_grad():
+                model(x)
+        finally:
+            for h in handles:
+                h.remove()
+        if not maps:
+            raise TypeError(f"{'meco_opt' if self.opt else 'meco'} reads channel correlations across the positions "
+                            f"of feature maps, and no module of {type(model).__name__} outputs one (every output "
+                            "is a flat vector)")
+        return total
+
+
+@PREDICTORS.register("meco_opt")
+class MeCoOpt(MeCo):
+    """MeCo_opt: per counted firing, lambda_min of the correlation of 8 channels drawn at random,
+    times C/8 (fewer than 8 channels: all of them); otherwise as `meco`."""
+
+    opt = True
