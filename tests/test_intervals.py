@@ -57,3 +57,18 @@ def test_repeats_score_again_under_other_initialisations(tmp_path, capsys):
     assert main(["correlate", "--space", "mlp_act_skip", "--dataset", "digits", "--predictors", "params",
                  "--repeats", "0", "--out", str(tmp_path / "x")]) == 2
     assert "--repeats must be at least 1" in capsys.readouterr().err
+
+
+def test_a_pass_one_predictor_reads_is_its_own_time_and_a_shared_one_is_counted_once():
+    from naslib_plugins.data.batches import ImageBatches
+    from naslib_plugins.evaluation.scoring import make_predictors, score_architecture
+    from naslib_plugins.spaces import get_space
+
+    space = get_space("nasbench201")
+    batches = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian")
+    arch = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_3x3~2|"
+    alone = score_architecture(space, arch, "cifar10", make_predictors(["snip"]), batches, 0)
+    assert alone["shared_seconds"] == 0 and alone["seconds"]["snip"] > 0
+    both = score_architecture(space, arch, "cifar10", make_predictors(["snip", "grad_norm", "params"]), batches, 0)
+    assert both["shared_seconds"] > 0  # snip's and grad_norm's one gradient pass
+    assert both["scores"]["snip"] == alone["scores"]["snip"]

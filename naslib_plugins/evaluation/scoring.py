@@ -27,7 +27,7 @@ from naslib_plugins.errors import UserError, info, print_error
 from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.params import constructor_params
 from naslib_plugins.predictors import PREDICTORS, Predictor, SetPredictor
-from naslib_plugins.predictors.base import shared_gradients, shared_seconds
+from naslib_plugins.predictors.base import pass_times, read_as, shared_gradients
 from naslib_plugins.spaces.base import SearchSpace
 
 
@@ -46,8 +46,9 @@ def score_architecture(
     device: str | torch.device = "cpu",
 ) -> dict:
     """One record: hash, encodings, and per predictor its score, its own seconds, status and, where a
-    predictor leaves one, a `notes` entry; `shared_seconds`: the forward/backward passes the
-    predictors shared (base.shared_gradients), counted once and in none of theirs. The weights
+    predictor leaves one, a `notes` entry; `shared_seconds`: the forward/backward passes that
+    several predictors read (base.shared_gradients), counted once and in none of theirs (a pass
+    one predictor alone reads is in its seconds). The weights
     are drawn on the CPU and then moved to `device`, so they are the same on every device."""
     arch = space.parse(arch)
     key = space.hash(arch)
@@ -67,7 +68,8 @@ def score_architecture(
     with shared_gradients(model):
         for name, predictor in predictors.items():
             torch.manual_seed(arch_seed(seed, f"{key}|{name}"))
-            start, shared_before = time.perf_counter(), shared_seconds(model)
+            read_as(model, name)
+            start, passes_before = time.perf_counter(), sum(t for t, _ in pass_times(model))
             try:
                 value = float(predictor.score(model, batches, loss_fn))
                 reason = None if math.isfinite(value) else f"non-finite score {value}"
@@ -75,9 +77,9 @@ def score_architecture(
                 value, reason = None, f"{type(e).__name__}: {e}"
             if device.type == "cuda":
                 torch.cuda.synchronize(device)  # charge queued kernels to the predictor that queued them
-            # its own time: a pass it shares with the others is in shared_seconds, once
-            own = time.perf_counter() - start - (shared_seconds(model) - shared_before)
-            record["seconds"][name] = round(own, 6)
+            # the passes it made are timed apart and charged below, to it or, if others read them, once
+            record["seconds"][name] = time.perf_counter() - start - (sum(t for t, _ in pass_times(model))
+                                                                       - passes_before)
             note = getattr(predictor, "note", None)  # what a predictor did beyond its definition (zico's ties)
             if note:
                 record.setdefault("notes", {})[name] = note
@@ -88,7 +90,14 @@ def score_architecture(
                 record["scores"][name] = None
                 record["status"][name] = "failed"
                 record["reason"][name] = reason
-        record["shared_seconds"] = round(shared_seconds(model), 6)
+        shared = 0.0
+        for seconds, readers in pass_times(model):
+            if len(readers) == 1 and next(iter(readers)) in record["seconds"]:
+                record["seconds"][next(iter(readers))] += seconds
+            else:
+                shared += seconds
+        record["seconds"] = {n: round(t, 6) for n, t in record["seconds"].items()}
+        record["shared_seconds"] = round(shared, 6)
     return record
 
 

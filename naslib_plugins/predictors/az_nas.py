@@ -60,6 +60,7 @@ from naslib_plugins.predictors.base import (
     Predictor,
     Requirements,
     SetPredictor,
+    _note_read,
     _timed,
     model_device,
     private_copy,
@@ -215,11 +216,12 @@ def shared_az_scores(model: nn.Module, batches: BatchSource, batch_size: int) ->
     cache = getattr(model, _CACHE_ATTR, None)
     key = ("az_nas", tuple(batches.input_shape), batch_size)
     if cache is not None and key in cache:
+        _note_read(cache, key)
         return cache[key]
     generator = torch.Generator().manual_seed(model_seed(model))
     net = private_copy(model)
     device = model_device(net)
-    with _timed(cache, torch.empty(0, device=device)):
+    with _timed(cache, key, torch.empty(0, device=device)):
         out = az_scores(net, tuple(batches.input_shape), batch_size, generator)
     if cache is not None:
         cache[key] = out

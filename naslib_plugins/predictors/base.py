@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -94,7 +94,7 @@ def sum_over_layers(layers, grads: dict, term: Callable[[torch.Tensor, torch.Ten
 
 
 _CACHE_ATTR = "_naslib_plugins_grad_cache"
-_SECONDS = "seconds"  # the cache's total of time spent on shared passes
+_PASSES, _READER = "passes", "reader"  # the cache's {key: [seconds, readers]} of its passes; who asks now
 
 
 @contextmanager
@@ -103,28 +103,44 @@ def shared_gradients(model: nn.Module):
     batch's pass once per model, so the predictors scoring one network share their forward and
     backward passes. The weights must not change inside the block (predictors that alter weights
     work on a `private_copy`)."""
-    setattr(model, _CACHE_ATTR, {_SECONDS: 0.0})
+    setattr(model, _CACHE_ATTR, {_PASSES: {}, _READER: None})
     try:
         yield model
     finally:
         delattr(model, _CACHE_ATTR)
 
 
-def shared_seconds(model: nn.Module) -> float:
-    """Seconds spent so far in the shared block on the passes it shares (0 outside one): charged
-    to none of the predictors, so that each one's time is its own whatever order they run in."""
-    return getattr(model, _CACHE_ATTR, {}).get(_SECONDS, 0.0)
+def read_as(model: nn.Module, name: str) -> None:
+    """Within the shared block, the passes asked for from now on are read by predictor `name`."""
+    cache = getattr(model, _CACHE_ATTR, None)
+    if cache is not None:
+        cache[_READER] = name
+
+
+def pass_times(model: nn.Module) -> list[tuple[float, frozenset]]:
+    """Each pass of the shared block so far: (its seconds, the predictors that read it), so that
+    a pass one predictor alone read is its own time and one several read is counted once."""
+    cache = getattr(model, _CACHE_ATTR, {})
+    return [(seconds, frozenset(readers)) for seconds, readers in cache.get(_PASSES, {}).values()]
 
 
 @contextmanager
-def _timed(cache: dict | None, x: torch.Tensor) -> Iterator[None]:
-    """Adds the block's seconds to the shared passes' total (after the device's queued work)."""
+def _timed(cache: dict | None, key: Hashable, x: torch.Tensor) -> Iterator[None]:
+    """Adds the block's seconds (after the device's queued work) to pass `key`'s, read by the
+    current reader."""
     start = time.perf_counter()
     yield
     if cache is not None:
         if x.is_cuda:
             torch.cuda.synchronize(x.device)
-        cache[_SECONDS] += time.perf_counter() - start
+        entry = cache[_PASSES].setdefault(key, [0.0, set()])
+        entry[0] += time.perf_counter() - start
+        entry[1].add(cache[_READER])
+
+
+def _note_read(cache: dict | None, key: Hashable) -> None:
+    if cache is not None and key in cache[_PASSES]:
+        cache[_PASSES][key][1].add(cache[_READER])
 
 
 def private_copy(model: nn.Module) -> nn.Module:
@@ -166,6 +182,7 @@ def _loss_pass(model: nn.Module, batches: BatchSource, i: int, loss_fn: LossFn, 
     key = ("loss", id(batches), i)
     cached = None if cache is None else cache.get(key)
     if cached is not None and (cached.saliencies is not None or not saliencies):
+        _note_read(cache, key)
         return cached
     model.train()
     params = [p for p in model.parameters() if p.requires_grad]
@@ -174,7 +191,7 @@ def _loss_pass(model: nn.Module, batches: BatchSource, i: int, loss_fn: LossFn, 
     layers = weight_layers(model) if saliencies else ()
     handles = [m.register_forward_hook(partial(_record_saliency, recorded)) for m in layers]
     try:
-        with _timed(cache, x):
+        with _timed(cache, key, x):
             grads = torch.autograd.grad(loss_fn(model(x), y), params, allow_unused=True)
     finally:
         for h in handles:
@@ -213,10 +230,11 @@ def input_jacobian(model: nn.Module, batches: BatchSource, i: int) -> InputJacob
     cache = getattr(model, _CACHE_ATTR, None)
     key = ("jacobian", id(batches), i)
     if cache is not None and key in cache:
+        _note_read(cache, key)
         return cache[key]
     model.train()
     x = batches.batch(i)[0].detach().requires_grad_(True)
-    with _timed(cache, x):
+    with _timed(cache, key, x):
         y = model(x)
         (grad,) = torch.autograd.grad(y, x, torch.ones_like(y), allow_unused=True)
     if grad is None:  # an output the input does not reach (NB201's all-`none` cell)
