@@ -114,6 +114,22 @@ def _all_failed(failed: dict[str, str]) -> int:
     return 1 if failed else 0
 
 
+def _space(args: argparse.Namespace) -> SearchSpace:
+    """The space a command names, with the weight initialisation its --init asks for (where it has
+    that option): the one place a command's network is chosen, which verify re-runs too."""
+    from naslib_plugins.spaces import get_space
+
+    space = get_space(args.space)
+    init = getattr(args, "init", "default")
+    inits = getattr(space, "inits", ("default",))
+    if init not in inits:
+        raise UserError(f"--init {init}: {space.name}'s networks take {' or '.join(inits)} (NASLib's graphs of "
+                        "the other spaces keep PyTorch's initialisation, the default)")
+    if init != "default":
+        space.init = init  # build_model reads it, in every worker the job is sent to
+    return space
+
+
 def cmd_agreement(args: argparse.Namespace) -> int:
     """Per-architecture agreement with the scores NASLib recorded in a zc_<space>.json."""
     from naslib_plugins.evaluation.correlate import sample_keys, score_keys
@@ -123,17 +139,10 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from naslib_plugins.evaluation.scoring import hvp_setting, make_predictors
     from naslib_plugins.fileio import atomic_write, write_text_atomic
     from naslib_plugins.predictors import PREDICTORS
-    from naslib_plugins.spaces import get_space
 
-    space = get_space(args.space)
+    space = _space(args)
     dataset = space.check_dataset(args.dataset)
     names = [PREDICTORS.canonical(n) for n in _names(args.predictors)]
-    inits = getattr(space, "inits", ("default",))
-    if args.init not in inits:
-        raise UserError(f"--init {args.init}: {space.name}'s networks take {' or '.join(inits)} (NASLib's graphs of "
-                        "the other spaces keep PyTorch's initialisation, the default)")
-    if args.init != "default":
-        space.init = args.init  # build_model reads it, in every worker the job is sent to
     with text_file(args.zc_file, "zc file"):
         recorded = load_zc_scores(args.zc_file, space, dataset)
     for n in names:
@@ -382,11 +391,10 @@ def _rescore_recorded(workers: int):
     seed, and the second-derivative mode the run recorded (none recorded: the exact one, all that
     existed then)."""
     from naslib_plugins.evaluation.scoring import ScoringJob, make_predictors, score_stream
-    from naslib_plugins.spaces import get_space
 
     def rescore(meta: dict, names: list[str], hashes: list[str]) -> tuple[dict[str, dict], str | None]:
         args = _recorded_args(meta)
-        space = get_space(args.space)
+        space = _space(args)
         dataset = space.check_dataset(args.dataset)
         batches = _batches(args, dataset)
         job = ScoringJob(space, dataset, make_predictors(names, meta.get("hvp", "exact")), batches, args.seed)

@@ -3,12 +3,14 @@
 # and the per-architecture agreement with NASLib's recorded scores. Resumable: rerun to continue.
 # Two single-threaded workers: robust when other jobs share the 2 cores (see pitfalls.md).
 # Needs NASLIB_PLUGINS_DATA pointing at the benchmark data folder (../shared/benchdata here).
+# --hvp exact: GraSP's and NASI's second derivatives by double backward, as these runs were made
+# (scripts/regenerate.sh brings them up to later code changes of other predictors).
 set -euo pipefail
 : "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"
 out=${1:-results/nasbench201}
 for ds in cifar10 cifar100 ImageNet16-120; do
   naslib-plugins correlate --space nasbench201 --dataset "$ds" \
-    --predictors nasi,zico,snip,grasp,synflow,params,flops --n-archs 1000 --seed 0 --workers 2 \
+    --predictors nasi,zico,snip,grasp,synflow,params,flops --n-archs 1000 --seed 0 --workers 2 --hvp exact \
     --benchmark "$NASLIB_PLUGINS_DATA/nasbench201/nb201_all_15625.csv" --out "$out/correlate_$ds"
 done
 naslib-plugins naslib-agreement --space nasbench201 --dataset cifar10 \

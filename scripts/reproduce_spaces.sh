@@ -4,7 +4,8 @@
 # NB101 and NB301 on every architecture of NASLib's zc file (500 and 725), TNB-101 micro and macro
 # on 500 sampled architectures (seed 0) of the full tables for each of the 7 tasks, at 64x64 input
 # (the CPU-budget resolution; 256 is the benchmark's: `RESOLUTION=256`). Batches as in
-# NAS-Bench-Suite-Zero: 64 images, 32 for TNB.
+# NAS-Bench-Suite-Zero: 64 images, 32 for TNB. --hvp exact: second derivatives by double backward,
+# as these runs were made.
 # Jobs run one after another, each with two single-threaded workers, and resume per architecture:
 # rerun to continue. Usage: [SELECT=substring] scripts/reproduce_spaces.sh (SELECT: only the jobs
 # whose output folder contains it, e.g. SELECT=transbench101_micro)
@@ -27,6 +28,6 @@ for job in "${jobs[@]}"; do
   set -- $job
   out=$1; shift
   [[ "$out" == *"${SELECT:-}"* ]] || continue
-  naslib-plugins correlate "$@" --metric val_accuracy --predictors "$predictors" --seed 0 --workers 2 \
+  naslib-plugins correlate "$@" --metric val_accuracy --predictors "$predictors" --seed 0 --workers 2 --hvp exact \
     --out "results/$out"
 done

@@ -104,3 +104,13 @@ def test_the_same_command_on_a_finished_run_rewrites_it_from_its_scores(made, mo
     assert {r["hash"]: r["snip"] for r in rows(made)}[kept] == repr(5.0 * float(before))
     assert run(monkeypatch, [*RUN, "--out", str(made), "--restart"]) == 0  # --restart scores everything again
     assert "reused" not in capsys.readouterr().err
+
+
+def test_verify_rebuilds_the_network_a_run_chose():
+    from naslib_plugins.cli import _recorded_args, _space
+
+    meta = {"kind": "naslib-agreement", "command": "naslib-plugins --quiet naslib-agreement --space nasbench101 "
+            "--zc-file zc.json --out o --init naslib"}
+    assert _space(_recorded_args(meta)).init == "naslib"
+    meta["command"] = meta["command"].replace(" --init naslib", "")
+    assert _space(_recorded_args(meta)).init == "default"
