@@ -5,8 +5,8 @@
 # default, which naslib-agreement takes by default) and on the networks NASLib scored:
 # - NB301 with PyTorch's init, as NASLib's graph: 100 of the 725 archs;
 # - NB101 with --init naslib (archai's init, which NASLib's NB101 networks had): 100 of the 500
-#   archs; the same 100 with PyTorch's default init show what the init changes (a third of NASLib's
-#   l2_norm, several times its grad_norm and fisher);
+#   archs; the same 100 with PyTorch's default init show what the init changes (0.4x NASLib's
+#   l2_norm, 4x its grad_norm, 7x its fisher; the ranks of grad_norm and fisher hardly);
 # - TNB-101 with --init naslib (TNB's Kaiming fan-out encoder) at NASLib's input sizes: class_scene
 #   at 256x256 (get_class_scene_configs' input_dim) on 60 of the 711 micro and 25 of the 662 macro
 #   archs, and jigsaw's 64-pixel tiles (MakeJigsawPuzzle's tile_dim, so 192x192 here) on 60 micro
