@@ -6,13 +6,16 @@
 # (the CPU-budget resolution; 256 is the benchmark's: `RESOLUTION=256`). Batches as in
 # NAS-Bench-Suite-Zero: 64 images, 32 for TNB. --hvp exact: second derivatives by double backward,
 # as these runs were made.
-# Jobs run one after another, each with two single-threaded workers, and resume per architecture:
-# rerun to continue. Usage: [SELECT=substring] scripts/reproduce_spaces.sh (SELECT: only the jobs
-# whose output folder contains it, e.g. SELECT=transbench101_micro)
+# Then NASLib's other zero-cost measures (NAS-Bench-Suite-Zero's) on the same architectures, in
+# correlate_suite_zero_<task> beside each run: epe_nas only where targets are classes.
+# Jobs run one after another, each with WORKERS single-threaded workers (2), and resume per
+# architecture: rerun to continue. Usage: [SELECT=substring] [WORKERS=n] scripts/reproduce_spaces.sh
+# (SELECT: only the jobs whose output folder contains it, e.g. SELECT=transbench101_micro)
 set -euo pipefail
 : "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"
 export OMP_NUM_THREADS=1
 predictors=nasi,zico,snip,grasp,synflow,params,flops,nwot
+suite_zero=fisher,grad_norm,plain,l2_norm,jacov,zen
 data=$NASLIB_PLUGINS_DATA
 jobs=(
   "nasbench101/correlate_cifar10 --space nasbench101 --dataset cifar10 --all --benchmark $data/nasbench101/zc_nasbench101.json"
@@ -24,10 +27,22 @@ for table in micro:tnb101_micro_all_4096.csv macro:tnb101_macro_all_3256.csv; do
     jobs+=("transbench101_$kind/correlate_$task --space transbench101_$kind --dataset $task --n-archs 500 --resolution ${RESOLUTION:-64} --batch-size 32 --benchmark $table")
   done
 done
+run() {  # run OUT-FOLDER PREDICTORS CORRELATE-OPTIONS...
+  local out=$1 names=$2
+  shift 2
+  [[ "$out" == *"${SELECT:-}"* ]] || return 0
+  naslib-plugins correlate "$@" --metric val_accuracy --predictors "$names" --seed 0 --workers "${WORKERS:-2}" \
+    --hvp exact --out "results/$out"
+}
 for job in "${jobs[@]}"; do
   set -- $job
-  out=$1; shift
-  [[ "$out" == *"${SELECT:-}"* ]] || continue
-  naslib-plugins correlate "$@" --metric val_accuracy --predictors "$predictors" --seed 0 --workers 2 --hvp exact \
-    --out "results/$out"
+  run "$1" "$predictors" "${@:2}"
+done
+for job in "${jobs[@]}"; do
+  set -- $job
+  case $1 in
+    */correlate_class_*|*/correlate_jigsaw|nasbench*) names=$suite_zero,epe_nas ;;
+    *) names=$suite_zero ;;
+  esac
+  run "${1/correlate_/correlate_suite_zero_}" "$names" "${@:2}"
 done

@@ -116,6 +116,10 @@ class JacobianCovariance(Predictor):
         return float(-(torch.log(v + _EPS) + 1.0 / (v + _EPS)).sum())
 
 
+def _distributions(t: torch.Tensor) -> bool:
+    return bool((t >= 0).all()) and bool(torch.allclose(t.sum(dim=1), torch.ones(len(t), dtype=t.dtype), atol=1e-4))
+
+
 @PREDICTORS.register("epe_nas")
 class EPENAS(Predictor):
     """EPE-NAS (Lopes et al. 2021) as NASLib computes it: the samples' input Jacobians grouped by
@@ -123,12 +127,13 @@ class EPENAS(Predictor):
     100 classes (the network's last output dimension) the score is sum_c |s_c|; with more, s_c is
     divided by the class's sample count, classes with a single sample are left out, and the score
     is sum over pairs |s_c - s_c'| divided by the classes kept (0 when none is). Two-dimensional
-    targets (TNB's one-hot classes) count as their argmax."""
+    targets count as their argmax only when each row is a distribution over classes (TNB's
+    class_* labels); other targets (room_layout's regression vectors, images) have no class."""
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         jacobian = input_jacobian(model, batches, 0)
         labels = batches.batch(0)[1]
-        if labels.dim() == 2:
+        if labels.dim() == 2 and _distributions(labels):
             labels = labels.argmax(dim=1)
         if labels.dim() != 1:
             raise ValueError(f"epe_nas groups samples by class; targets of shape {tuple(labels.shape)} give none")
