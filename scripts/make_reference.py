@@ -2,7 +2,8 @@
 short search per optimizer, written as JSON, checked by tests/test_reference.py (exact hashes,
 strings and counts; floats within a tolerance). First made before the redesign, which reproduced it;
 made again when the predictors or networks changed on purpose (the seven Suite-Zero proxies, ZiCo's
-tie guard, NASWOT's -inf rule, nwot_eval's initial statistics; TNB's shortcut batch norm).
+tie guard, NASWOT's -inf rule, nwot_eval's initial statistics; TNB's shortcut batch norm; Zen's
+N(0, 1) weights drawn in the weights' logical order, as SWAP's, not the channels-last memory order).
 
     NASLIB_PLUGINS_DATA=... python scripts/make_reference.py tests/reference/reference.json [SPACE/DATASET ...]
 """

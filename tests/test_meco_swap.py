@@ -19,12 +19,12 @@ from naslib_plugins.data.sources import make_batches
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.scoring import score_architecture
 from naslib_plugins.predictors import get_predictor
+from naslib_plugins.predictors.base import gaussian_init
 from naslib_plugins.predictors.meco import MeCo, MeCoOpt
 from naslib_plugins.predictors.swap import (
     SWAP,
     SWAPReg,
     activation_patterns,
-    gaussian_init,
     parameters_in_thousands,
     size_factor,
 )

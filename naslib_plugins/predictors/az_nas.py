@@ -62,9 +62,11 @@ from naslib_plugins.predictors.base import (
     SetPredictor,
     _note_read,
     _timed,
+    hooked,
     model_device,
     private_copy,
 )
+from naslib_plugins.predictors.model_stats import Flops
 
 DEFAULT_BATCH_SIZE = 64  # the official search loader's batch (tss_general.ipynb)
 _ENTROPY_EPS = 1e-8  # inside the log of the eigenvalue entropy
@@ -173,7 +175,10 @@ def az_scores(model: nn.Module, input_shape: tuple[int, ...], batch_size: int = 
     outputs: dict[int, torch.Tensor] = {}  # position -> F_l as the module gave it
     leaves: dict[int, torch.Tensor] = {}  # position -> F_l as passed on, a leaf
 
-    def hook(position: int, module: nn.Module, inputs, output):
+    positions = {id(m): k for k, m in enumerate(modules)}
+
+    def hook(module: nn.Module, inputs, output):
+        position = positions[id(module)]
         if position in outputs:
             raise RuntimeError(f"AZ-NAS feature module {position} ({type(module).__name__}) ran twice in one forward")
         if not isinstance(output, torch.Tensor) or output.dim() != 4:
@@ -183,14 +188,9 @@ def az_scores(model: nn.Module, input_shape: tuple[int, ...], batch_size: int = 
         leaves[position] = output.detach().requires_grad_(True)
         return leaves[position]
 
-    handles = [m.register_forward_hook(lambda mod, i, o, k=k: hook(k, mod, i, o)) for k, m in enumerate(modules)]
-    try:
-        model.train()
-        with torch.enable_grad():
-            run(x)
-    finally:
-        for h in handles:
-            h.remove()
+    model.train()
+    with hooked(modules, hook), torch.enable_grad():
+        run(x)
     if len(outputs) != len(modules):
         raise RuntimeError(f"AZ-NAS: {len(modules) - len(outputs)} of the {len(modules)} feature modules did not run")
     entropies = np.array([eigen_entropy(outputs[k]) for k in range(len(modules))])
@@ -289,33 +289,18 @@ def conv_linear_flops(model: nn.Module, x: torch.Tensor) -> float:
             if module.bias is not None:
                 total += rows * module.out_features
 
-    handles = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
-    try:
-        with torch.no_grad():
-            model(x)
-    finally:
-        for h in handles:
-            h.remove()
+    with hooked([m for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))], hook), torch.no_grad():
+        model(x)
     return total / x.shape[0]
 
 
 @PREDICTORS.register("flops_conv")
-class ConvFlops(Predictor):
+class ConvFlops(Flops):
     """FLOPs in millions as NATS-Bench counts them (xautodl): conv and linear multiply-accumulates
     and biases only, on one input in eval mode; AZ-NAS's complexity. (`flops` adds batch norm,
     activations and pooling, as tensorwatch and NASLib count them.)"""
 
-    def requirements(self) -> Requirements:
-        return Requirements(batches=0, labels=False, train_mode=False, weights=False)
-
-    def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
-        was_training = model.training
-        model.eval()
-        try:
-            x = torch.zeros(1, *batches.input_shape, device=model_device(model))
-            return conv_linear_flops(model, x) / 1e6
-        finally:
-            model.train(was_training)
+    count = staticmethod(conv_linear_flops)
 
 
 # ------------------------------------------------------------------------ set level

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -143,6 +143,34 @@ def _note_read(cache: dict | None, key: Hashable) -> None:
         cache[_PASSES][key][1].add(cache[_READER])
 
 
+@contextmanager
+def hooked(modules: Iterable[nn.Module], hook: Callable, pre: bool = False) -> Iterator[None]:
+    """`hook` on the forward of each module (pre=True: before it, seeing the input) for the
+    duration of the block, removed even when the block raises: a hook left behind would run in
+    every later pass of a network the caller goes on using."""
+    handles = [m.register_forward_pre_hook(hook) if pre else m.register_forward_hook(hook) for m in modules]
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def gaussian_init(model: nn.Module) -> None:
+    """Conv2d and Linear weights N(0, 1) and biases 0, BatchNorm2d and GroupNorm weights 1 and
+    biases 0 (SWAP's and Zen-NAS's re-initialisation). The draws are made on the CPU, so they are
+    the same on every device, in module order."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (nn.Conv2d, nn.Linear)):
+                m.weight.copy_(torch.randn(m.weight.shape, dtype=m.weight.dtype))
+                if m.bias is not None:
+                    m.bias.zero_()
+            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)) and m.weight is not None:
+                m.weight.fill_(1.0)
+                m.bias.zero_()
+
+
 def private_copy(model: nn.Module) -> nn.Module:
     """A deep copy of `model` to change, without the shared cache: that holds the original's
     tensors, and the copy's passes differ from the original's."""
@@ -189,13 +217,8 @@ def _loss_pass(model: nn.Module, batches: BatchSource, i: int, loss_fn: LossFn, 
     x, y = batches.batch(i)
     recorded: dict[nn.Module, list[torch.Tensor]] = {}
     layers = weight_layers(model) if saliencies else ()
-    handles = [m.register_forward_hook(partial(_record_saliency, recorded)) for m in layers]
-    try:
-        with _timed(cache, key, x):
-            grads = torch.autograd.grad(loss_fn(model(x), y), params, allow_unused=True)
-    finally:
-        for h in handles:
-            h.remove()
+    with hooked(layers, partial(_record_saliency, recorded)), _timed(cache, key, x):
+        grads = torch.autograd.grad(loss_fn(model(x), y), params, allow_unused=True)
     out = _LossPass({p: (None if g is None else g.detach()) for p, g in zip(params, grads)},
                     recorded if saliencies else None)
     if cache is not None:

@@ -57,7 +57,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements
+from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements, hooked
 
 OPT_ROWS = 8  # channels meco_opt samples per firing
 NB201_SIDE = 32  # the authors' --data_size: NB201 inputs are resized to it
@@ -196,14 +196,9 @@ class MeCo(Predictor):
             for _ in range(counts[module] if self.opt else 1):  # meco_opt draws anew for each count
                 total += self.term(rows) * (1 if self.opt else counts[module])
 
-        handles = [m.register_forward_hook(hook) for m, c in counts.items() if c > 0]
-        try:
-            model.train()
-            with torch.no_grad():
-                model(x)
-        finally:
-            for h in handles:
-                h.remove()
+        model.train()
+        with hooked([m for m, c in counts.items() if c > 0], hook), torch.no_grad():
+            model(x)
         if not maps:
             raise TypeError(f"{'meco_opt' if self.opt else 'meco'} reads channel correlations across the positions "
                             f"of feature maps, and no module of {type(model).__name__} outputs one (every output "

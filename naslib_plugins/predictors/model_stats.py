@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 
 from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements, model_device
+from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements, hooked, model_device
 
 
 @PREDICTORS.register("params")
@@ -48,18 +48,18 @@ def count_flops(model: nn.Module, x: torch.Tensor) -> int:
         elif isinstance(module, (nn.ReLU, nn.LeakyReLU)):
             total += inp.numel()
 
-    handles = [m.register_forward_hook(hook) for m in model.modules() if not list(m.children())]
-    try:
-        with torch.no_grad():
-            model(x)
-    finally:
-        for h in handles:
-            h.remove()
+    with hooked([m for m in model.modules() if not list(m.children())], hook), torch.no_grad():
+        model(x)
     return total
 
 
 @PREDICTORS.register("flops")
 class Flops(Predictor):
+    """FLOPs in millions of one input in eval mode, as `count` counts them (tensorwatch's count,
+    NASLib's `flops`)."""
+
+    count = staticmethod(count_flops)
+
     def requirements(self) -> Requirements:
         return Requirements(batches=0, labels=False, train_mode=False, weights=False)
 
@@ -67,6 +67,6 @@ class Flops(Predictor):
         was_training = model.training
         model.eval()
         try:
-            return count_flops(model, torch.zeros(1, *batches.input_shape, device=model_device(model))) / 1e6
+            return self.count(model, torch.zeros(1, *batches.input_shape, device=model_device(model))) / 1e6
         finally:
             model.train(was_training)

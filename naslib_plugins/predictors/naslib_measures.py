@@ -27,6 +27,8 @@ from naslib_plugins.predictors.base import (
     Requirements,
     batch_gradients,
     channel_saliencies,
+    gaussian_init,
+    hooked,
     input_jacobian,
     model_device,
     private_copy,
@@ -174,29 +176,20 @@ class Zen(Predictor):
                             f"{type(model).__name__} has none")
         shape = batches.batch(0)[0].shape
         net = private_copy(model)
+        for m in net.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats:
+                m.reset_running_stats()  # NASLib copies a network that has never run a forward
+        gaussian_init(net)
         with torch.no_grad():
-            for m in net.modules():
-                if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats:
-                    # NASLib copies a network that has never run a forward
-                    m.reset_running_stats()
-                if isinstance(m, (nn.Conv2d, nn.Linear)):
-                    nn.init.normal_(m.weight)
-                    if m.bias is not None:
-                        nn.init.zeros_(m.bias)
-                elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)) and m.weight is not None:
-                    nn.init.ones_(m.weight)
-                    nn.init.zeros_(m.bias)
-            device = model_device(net)
-            x = torch.randn(shape, device=device)
-            mixed = x + 0.01 * torch.randn(shape, device=device)
+            # drawn on the CPU, as the weights are: the same inputs on every device
+            x = torch.randn(shape)
+            mixed = (x + 0.01 * torch.randn(shape)).to(model_device(net))
+            x = x.to(model_device(net))
             features: list[torch.Tensor] = []
-            handle = net.feature_module().register_forward_hook(lambda m, inputs, out: features.append(inputs[0]))
-            try:
-                net.train()
+            net.train()
+            with hooked([net.feature_module()], lambda m, inputs, out: features.append(inputs[0])):
                 net(x)
                 net(mixed)
-            finally:
-                handle.remove()
             diff = (features[0] - features[1]).abs().flatten(1).sum(dim=1).mean()
             # torch's log, not math's: a feature map the input does not reach gives -inf, a score
             # the engine reports as failed, where math.log would raise

@@ -25,7 +25,7 @@ import torch
 import torch.nn as nn
 
 from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements, private_copy
+from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements, hooked, private_copy
 
 ACTIVATIONS = (nn.ReLU, nn.ReLU6, nn.LeakyReLU, nn.ELU, nn.GELU, nn.SiLU, nn.Softplus, nn.Tanh, nn.Sigmoid)
 
@@ -61,14 +61,9 @@ class NWOT(Predictor):
             kernel += 2.0 * (code @ code.T).double() - ones[:, None] - ones[None, :] + code.shape[1]
             units += code.shape[1]
 
-        handles = [m.register_forward_pre_hook(hook) for m in model.modules() if isinstance(m, ACTIVATIONS)]
-        try:
-            model.train(self.train_mode)
-            with torch.no_grad():
-                out = model(x)
-        finally:
-            for h in handles:
-                h.remove()
+        model.train(self.train_mode)
+        with hooked([m for m in model.modules() if isinstance(m, ACTIVATIONS)], hook, pre=True), torch.no_grad():
+            out = model(x)
         if units == 0:
             raise ValueError("nwot: the network has no activation module to read codes from")
         if n > 1 and isinstance(out, torch.Tensor) and bool((out == out[:1]).all()):

@@ -55,26 +55,19 @@ import torch.nn as nn
 
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
-from naslib_plugins.predictors.base import PREDICTORS, LossFn, Predictor, Requirements, private_copy
+from naslib_plugins.predictors.base import (
+    PREDICTORS,
+    LossFn,
+    Predictor,
+    Requirements,
+    gaussian_init,
+    hooked,
+    private_copy,
+)
 
 _MATMUL_BITS = 24  # a float32 sum of distinct powers of two below 2^24 is exact
 _TABLE_BITS = 20  # up to this many samples a presence table (2^20 bytes) replaces torch.unique
 _CHUNK_BITS = 62  # bits packed per int64 column beyond _MATMUL_BITS samples
-
-
-def gaussian_init(model: nn.Module) -> None:
-    """The official re-initialisation: Conv2d and Linear weights N(0, 1) and biases 0, BatchNorm2d
-    and GroupNorm weights 1 and biases 0. The draws are made on the CPU (the same on every device)
-    in module order."""
-    with torch.no_grad():
-        for m in model.modules():
-            if isinstance(m, (nn.Conv2d, nn.Linear)):
-                m.weight.copy_(torch.randn(m.weight.shape, dtype=m.weight.dtype))
-                if m.bias is not None:
-                    m.bias.zero_()
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)) and m.weight is not None:
-                m.weight.fill_(1.0)
-                m.bias.zero_()
 
 
 def per_sample(output: torch.Tensor) -> torch.Tensor:
@@ -109,10 +102,10 @@ def activation_patterns(model: nn.Module, x: torch.Tensor) -> int:
     n = x.shape[0]
     table = torch.zeros(2**n, dtype=torch.bool, device=x.device) if n <= _TABLE_BITS else None
     codes: list[torch.Tensor] = []
-    hooked = 0
+    ran = 0
 
     def hook(module: nn.Module, inputs: tuple, output: torch.Tensor) -> None:
-        nonlocal hooked
+        nonlocal ran
         if inputs[0].dim() != 4:
             return
         if output.shape[0] != n:
@@ -121,22 +114,17 @@ def activation_patterns(model: nn.Module, x: torch.Tensor) -> int:
         # as the rest of the hook; torch.sign would make a NaN 0 (off), as in the official code
         if torch.isnan(output.sum()):
             raise FloatingPointError("swap: NaN activations (the N(0, 1) re-initialised network overflowed)")
-        hooked += 1
+        ran += 1
         packed = pack_patterns(torch.sign(per_sample(output)).float())
         if table is not None:
             table[packed] = True
         else:
             codes.append(packed)
 
-    handles = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, nn.ReLU)]
-    try:
-        model.train()
-        with torch.no_grad():
-            model(x)
-    finally:
-        for h in handles:
-            h.remove()
-    if not hooked:
+    model.train()
+    with hooked([m for m in model.modules() if isinstance(m, nn.ReLU)], hook), torch.no_grad():
+        model(x)
+    if not ran:
         raise TypeError(f"swap counts the patterns of nn.ReLU outputs on 4-D feature maps, and "
                         f"{type(model).__name__} has no such ReLU")
     if table is not None:
