@@ -48,13 +48,6 @@ step nasbench101/correlate_cifar10 --space nasbench101 --dataset cifar10 --all -
   --benchmark "$NASLIB_PLUGINS_DATA/nasbench101/zc_nasbench101.json" --metric val_accuracy
 step nasbench301/correlate_cifar10 --space nasbench301 --dataset cifar10 --all --seed 0 --predictors $eight \
   --benchmark "$NASLIB_PLUGINS_DATA/nasbench301/zc_nasbench301.json" --metric val_accuracy
-for kind in micro:tnb101_micro_all_4096 macro:tnb101_macro_all_3256; do
-  for task in class_scene class_object room_layout segmentsemantic jigsaw normal autoencoder; do
-    step "transbench101_${kind%%:*}/correlate_$task" --space "transbench101_${kind%%:*}" --dataset "$task" \
-      --n-archs 500 --resolution 64 --batch-size 32 --seed 0 --predictors $eight --metric val_accuracy \
-      --benchmark "$NASLIB_PLUGINS_DATA/transnas101_${kind%%:*}/${kind#*:}.csv"
-  done
-done
 for labels in true random; do
   step "nasbench201/grasp_labels_cifar10_$labels" $nb201 --dataset cifar10 --n-archs 200 \
     --predictors grasp,snip,params --labels "$labels"
@@ -65,4 +58,14 @@ for data in true:"" random_labels:"--labels random" gaussian:"--data gaussian"; 
   # shellcheck disable=SC2086
   step "nasbench201/nasi_agnostic/${data%%:*}" $nb201 --dataset cifar10 --n-archs 200 --predictors nasi ${data#*:}
 done
+# the cheap NB201 runs first, then TNB micro, the full space, and TNB macro (~25 CPU-h) last
+tnb() {  # tnb micro|macro TABLE: the seven tasks' runs of one TNB space
+  for task in class_scene class_object room_layout segmentsemantic jigsaw normal autoencoder; do
+    step "transbench101_$1/correlate_$task" --space "transbench101_$1" --dataset "$task" \
+      --n-archs 500 --resolution 64 --batch-size 32 --seed 0 --predictors $eight --metric val_accuracy \
+      --benchmark "$NASLIB_PLUGINS_DATA/transnas101_$1/$2.csv"
+  done
+}
+tnb micro tnb101_micro_all_4096
 step nasbench201/full_space_cifar10 $nb201 --dataset cifar10 --predictors zico,synflow,snip,params --all
+tnb macro tnb101_macro_all_3256
