@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -183,11 +184,14 @@ def test_ensemble_is_the_sum_of_log_normalised_ranks():
     assert values == pytest.approx(expected.tolist()) and reasons == [None] * 4
 
 
-def test_ensemble_drops_architectures_a_component_failed_on():
+def test_ensemble_ranks_a_failed_component_score_tied_at_the_bottom():
     ens = get_predictor("ensemble", components="zico,params")
-    values, reasons = ens.combine({"zico": [3.0, None, 2.0], "params": [0.1, 0.4, float("nan")]})
-    assert values[1] is None and values[2] is None and values[0] == pytest.approx(0.0)
-    assert reasons == [None, "component zico failed", "component params failed"]
+    values, reasons = ens.combine({"zico": [3.0, None, 2.0, -math.inf], "params": [0.1, 0.4, float("nan"), 0.2]})
+    # zico ranks 3 (3.0), 2 (2.0) and the failed and -inf scores tied at 1.5; params: nan at the bottom
+    zico = np.log(np.array([4, 1.5, 3, 1.5]) / 4)
+    params = np.log(np.array([2, 4, 1, 3]) / 4)
+    assert values == pytest.approx((zico + params).tolist()) and reasons == [None] * 4
+    assert ens.combine({"zico": [None, None], "params": [1.0, 2.0]})[1] == ["component zico failed on every architecture"] * 2
 
 
 @pytest.mark.parametrize("components, message", [("zico", "two or more distinct"), ("zico,zico", "two or more"),

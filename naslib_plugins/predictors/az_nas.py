@@ -49,7 +49,6 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from scipy import stats
 
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.errors import UserError
@@ -59,13 +58,13 @@ from naslib_plugins.predictors.base import (
     LossFn,
     Predictor,
     Requirements,
-    SetPredictor,
     _note_read,
     _timed,
     hooked,
     model_device,
     private_copy,
 )
+from naslib_plugins.predictors.ensemble import Ensemble
 from naslib_plugins.predictors.model_stats import Flops
 
 DEFAULT_BATCH_SIZE = 64  # the official search loader's batch (tss_general.ipynb)
@@ -305,44 +304,11 @@ class ConvFlops(Flops):
 
 # ------------------------------------------------------------------------ set level
 
-def bottom_filled(values: list[float | None]) -> np.ndarray:
-    """A component's scores as floats, every missing (failed) or NaN score at -inf, so that ranking
-    puts them, tied, at the bottom: AZ-NAS ranks its -inf scores and drops nothing."""
-    return np.array([-math.inf if v is None or math.isnan(v) else float(v) for v in values], dtype=float)
-
-
-def unrankable(columns: dict[str, list[float | None]], names: list[str]) -> str | None:
-    """Why the set cannot be ranked (a component scored on no architecture), else None; a
-    component missing from `columns` is a usage error."""
-    missing = [n for n in names if n not in columns]
-    if missing:
-        raise UserError(f"components not scored: {', '.join(missing)}")
-    for n in names:
-        if all(v is None for v in columns[n]):
-            return f"component {n} failed on every architecture"
-    return None
-
-
-def log_ranks(values: np.ndarray, normalise: bool) -> np.ndarray:
-    """log(rank / N), or log rank, rank ascending with ties averaged (scipy's rankdata, pandas'
-    rank()) over all N values."""
-    ranks = stats.rankdata(values)
-    return np.log(ranks / len(values) if normalise else ranks)
-
-
 @PREDICTORS.register("az_nas")
-class AZNAS(SetPredictor):
+class AZNAS(Ensemble):
     """AZ-NAS's rank aggregate over the evaluated set: sum of log(rank / N) of flops_conv (the
     NATS complexity), az_expressivity, az_progressivity and az_trainability (tss_general.ipynb
-    cell 8). Ranks are ascending with ties averaged; a component's -inf, NaN or failed score is
-    ranked (tied at the bottom), not dropped, so every architecture gets a score."""
+    cell 8), with the ensemble's rule for failed scores, which is AZ-NAS's own."""
 
-    components = ["flops_conv", "az_expressivity", "az_progressivity", "az_trainability"]
-
-    def combine(self, columns: dict[str, list[float | None]]) -> tuple[list[float | None], list[str | None]]:
-        why = unrankable(columns, self.components)
-        n = len(columns[self.components[0]])
-        if why is not None or n == 0:
-            return [None] * n, [why] * n
-        total = sum(log_ranks(bottom_filled(columns[c]), normalise=True) for c in self.components)
-        return [float(v) for v in total], [None] * n
+    def __init__(self):
+        self.components = ["flops_conv", "az_expressivity", "az_progressivity", "az_trainability"]

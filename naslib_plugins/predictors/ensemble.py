@@ -5,6 +5,12 @@ ascending rank (1 = worst, n = best, ties averaged) among the n architectures ev
 The log punishes an architecture that any one component ranks near the bottom, so the aggregate
 favours architectures every component likes. It is defined only relative to a set, so it is not
 scored one architecture at a time: `correlate` scores its components and combines them.
+
+One rule for a component's failed, NaN or -inf score in every rank aggregate here (ensemble,
+az_nas, and VKDNW's except where its paper fills otherwise): it ranks tied at the bottom of that
+component, and the architecture keeps a score. That is AZ-NAS's rule; dropping such architectures
+instead (NB201 cells whose output does not depend on the input, NASWOT's -inf) would leave out the
+worst cells and flatter every correlation.
 """
 from __future__ import annotations
 
@@ -15,6 +21,32 @@ from scipy import stats
 
 from naslib_plugins.errors import UserError
 from naslib_plugins.predictors.base import PREDICTORS, SetPredictor
+
+
+def bottom_filled(values: list[float | None]) -> np.ndarray:
+    """A component's scores as floats, every missing (failed) or NaN score at -inf, so that ranking
+    puts them, tied, at the bottom: AZ-NAS ranks its -inf scores and drops nothing."""
+    return np.array([-math.inf if v is None or math.isnan(v) else float(v) for v in values], dtype=float)
+
+
+def unrankable(columns: dict[str, list[float | None]], names: list[str]) -> str | None:
+    """Why the set cannot be ranked (a component scored on no architecture), else None; a
+    component missing from `columns` is a usage error."""
+    missing = [n for n in names if n not in columns]
+    if missing:
+        raise UserError(f"components not scored: {', '.join(missing)}")
+    for n in names:
+        if all(v is None for v in columns[n]):
+            return f"component {n} failed on every architecture"
+    return None
+
+
+def log_ranks(values: np.ndarray, normalise: bool) -> np.ndarray:
+    """log(rank / N), or log rank, rank ascending with ties averaged (scipy's rankdata, pandas'
+    rank()) over all N values."""
+    ranks = stats.rankdata(values)
+    return np.log(ranks / len(values) if normalise else ranks)
+
 
 # an a-priori mix in AZ-NAS's spirit, one per aspect: gradient signal-to-noise (trainability),
 # activation-pattern diversity (expressivity), parameter saliency, and size (complexity)
@@ -34,25 +66,9 @@ class Ensemble(SetPredictor):
         self.components = names
 
     def combine(self, columns: dict[str, list[float | None]]) -> tuple[list[float | None], list[str | None]]:
-        """Ranks are taken over the architectures every component scored; one that a component
-        failed on has no score."""
-        missing = [n for n in self.components if n not in columns]
-        if missing:
-            raise UserError(f"ensemble components not scored: {', '.join(missing)}")
-        n_archs = len(columns[self.components[0]])
-        reasons: list[str | None] = [None] * n_archs
-        for name in self.components:
-            for i, v in enumerate(columns[name]):
-                if reasons[i] is None and (v is None or not math.isfinite(v)):
-                    reasons[i] = f"component {name} failed"
-        valid = [i for i in range(n_archs) if reasons[i] is None]
-        out: list[float | None] = [None] * n_archs
-        if not valid:
-            return out, reasons
-        total = np.zeros(len(valid))
-        for name in self.components:
-            ranks = stats.rankdata([columns[name][i] for i in valid])
-            total += np.log(ranks / len(valid))
-        for i, v in zip(valid, total):
-            out[i] = float(v)
-        return out, reasons
+        why = unrankable(columns, self.components)
+        n = len(columns[self.components[0]])
+        if why is not None or n == 0:
+            return [None] * n, [why] * n
+        total = sum(log_ranks(bottom_filled(columns[c]), normalise=True) for c in self.components)
+        return [float(v) for v in total], [None] * n

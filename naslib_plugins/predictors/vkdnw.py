@@ -55,14 +55,7 @@ import torch.nn as nn
 from torch.func import functional_call, jacrev, jvp, vmap
 
 from naslib_plugins.data.batches import BatchSource
-from naslib_plugins.predictors.az_nas import (
-    DEFAULT_BATCH_SIZE,
-    _check_batch_size,
-    bottom_filled,
-    kaiming_fan_in_,
-    log_ranks,
-    unrankable,
-)
+from naslib_plugins.predictors.az_nas import DEFAULT_BATCH_SIZE, _check_batch_size, kaiming_fan_in_
 from naslib_plugins.predictors.base import (
     PREDICTORS,
     LossFn,
@@ -72,6 +65,7 @@ from naslib_plugins.predictors.base import (
     model_device,
     private_copy,
 )
+from naslib_plugins.predictors.ensemble import bottom_filled, log_ranks, unrankable
 
 FISHER_TENSORS = 128  # params_grad_len of the published runs
 _SMOOTHING = 0.05  # label smoothing of the predicted distribution, held in float16 officially
