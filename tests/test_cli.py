@@ -237,7 +237,7 @@ def test_search_options_build_configured_objects():
     (["--optimizer", "zc-random", "--steps", "3"], "zc-random has no option --steps"),
     (["--optimizer", "nasi", "--budget", "3", "--no-drop-none"], "nasi has no option --budget"),
     (["--optimizer", "zc-pt", "--predictor", "zicoo"], "unknown predictor 'zicoo'"),
-    (["--optimizer", "zc-evolution", "--predictor", "ensemble"], "'ensemble' ranks a whole set of architectures"),
+    (["--optimizer", "zc-pt", "--predictor", "ensemble"], "'ensemble' ranks a whole set of architectures"),
 ])
 def test_bad_search_options(argv, message, tmp_path, capsys):
     assert main(["search", *argv, "--data", "gaussian", "--out", str(tmp_path)]) == 2

@@ -3,6 +3,7 @@ returning an architecture."""
 from __future__ import annotations
 
 import argparse
+import typing
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -39,6 +40,10 @@ def predictor_name(predictor: Predictor) -> str:
     return PREDICTORS.name_of(cls) or f"{cls.__module__}.{cls.__qualname__}"
 
 
+def _takes_predictor(annotation: Any) -> bool:
+    return annotation is Predictor or Predictor in typing.get_args(annotation)
+
+
 def scoring_predictor(optimizer: str, predictor: Any) -> Predictor:
     """`predictor` if it scores one network at a time, the only kind a search can rank by."""
     if isinstance(predictor, SetPredictor):
@@ -64,7 +69,7 @@ class Optimizer(ABC):
         they are not its class's defaults."""
         out = {}
         for key, value in get_params(self).items():
-            if isinstance(value, Predictor):
+            if isinstance(value, (Predictor, SetPredictor)):
                 out[key] = predictor_name(value)
                 own = defaults(type(value))
                 changed = {k: v for k, v in value.options().items() if k not in own or own[k] != v}
@@ -85,7 +90,7 @@ class Optimizer(ABC):
         for key in constructor_params(cls):
             value = values.get(key)
             if value is not None:
-                kwargs[key] = get_predictor(value) if types.get(key) is Predictor else value
+                kwargs[key] = get_predictor(value) if _takes_predictor(types.get(key)) else value
         return cls(**kwargs)
 
     def check(self, space: SearchSpace, dataset: str) -> None:  # noqa: B027  (optional: most search any space)

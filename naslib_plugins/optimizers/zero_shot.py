@@ -22,7 +22,7 @@ from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.scoring import ScoringJob
 from naslib_plugins.optimizers.base import Optimizer, SearchOutcome, predictor_name, scoring_predictor
-from naslib_plugins.predictors import Predictor, get_predictor
+from naslib_plugins.predictors import Predictor, SetPredictor, get_predictor
 from naslib_plugins.spaces.base import SearchSpace
 
 # proposals without a new architecture before a search gives up (the space is exhausted)
@@ -38,38 +38,58 @@ def _positive_int(label: str, value: Any) -> int:
 
 
 class _Fitness:
-    """Score-by-hash cache; failed or non-finite scores rank below every valid one."""
+    """Score-by-hash cache; failed or non-finite scores rank below every valid one. With a
+    set-level predictor (a rank aggregate) its components are scored per architecture and an
+    architecture's fitness is the aggregate over every architecture scored so far, as AZ-NAS's
+    evolution ranks within its history: the same architecture's fitness moves as the set grows."""
 
-    def __init__(self, space: SearchSpace, dataset: str, predictor: Predictor, batches: BatchSource, seed: int,
-                 budget: int, progress: bool, desc: str, device: torch.device):
+    def __init__(self, space: SearchSpace, dataset: str, predictor: Predictor | SetPredictor, batches: BatchSource,
+                 seed: int, budget: int, progress: bool, desc: str, device: torch.device):
         self.space = space
         self.name = predictor_name(predictor)
-        self.job = ScoringJob(space, dataset, {self.name: predictor}, batches, seed, device=str(device))
+        self.aggregate = predictor if isinstance(predictor, SetPredictor) else None
+        scorers = ({c: get_predictor(c) for c in predictor.components} if self.aggregate is not None
+                   else {self.name: predictor})
+        self.job = ScoringJob(space, dataset, scorers, batches, seed, device=str(device))
         self.budget = budget
-        self.scores: dict[str, float | None] = {}
-        self.archs: dict[str, Any] = {}
+        self.columns: dict[str, list[float | None]] = {n: [] for n in scorers}
+        self.archs: dict[str, Any] = {}  # hash -> architecture, in scoring order
         self.failures: dict[str, str] = {}
         self.seconds = 0.0
         self.cache_hits = 0
+        self._scores: dict[str, float | None] | None = None
         self._bar = tqdm(total=budget, desc=desc, unit="arch", file=sys.stderr, dynamic_ncols=True,
                          mininterval=2.0, disable=not progress)
 
     @property
     def exhausted(self) -> bool:
-        return len(self.scores) >= self.budget
+        return len(self.archs) >= self.budget
+
+    @property
+    def scores(self) -> dict[str, float | None]:
+        """hash -> fitness of every architecture scored (None: no score)."""
+        if self._scores is None:
+            values = (self.columns[self.name] if self.aggregate is None
+                      else self.aggregate.combine(self.columns)[0])
+            self._scores = dict(zip(self.archs, values))
+        return self._scores
 
     def propose(self, arch: Any) -> bool:
         """Score `arch` unless it was scored before; True if it was new."""
         key = self.space.hash(arch)
-        if key in self.scores:
+        if key in self.archs:
             self.cache_hits += 1
             return False
         record = self.job.score(arch)
-        self.scores[key] = record["scores"][self.name]
         self.archs[key] = self.space.parse(arch)
-        self.seconds += record["seconds"][self.name]
-        if record["status"][self.name] != "ok":
-            self.failures[key] = record["reason"][self.name]
+        for name, column in self.columns.items():
+            column.append(record["scores"][name])
+        self._scores = None
+        self.seconds += sum(record["seconds"].values()) + record.get("shared_seconds", 0.0)
+        failed = [f"{n}: {record['reason'][n]}" if self.aggregate is not None else record["reason"][n]
+                  for n in self.columns if record["status"][n] != "ok"]
+        if failed:
+            self.failures[key] = "; ".join(failed)
         self._bar.update(1)
         return True
 
@@ -85,24 +105,27 @@ class _Fitness:
                             f"{next(iter(self.failures.values()), 'no architecture scored')}")
         best = max(valid, key=lambda k: (valid[k], k))  # ties broken by hash, not by order
         top = sorted(valid, key=lambda k: (-valid[k], k))[:10]
-        trace = {"predictor": self.name, "predictor_calls": len(self.scores), "cache_hits": self.cache_hits,
+        trace = {"predictor": self.name, "predictor_calls": len(self.archs), "cache_hits": self.cache_hits,
                  "predictor_seconds": round(self.seconds, 3), "best_score": valid[best],
                  "n_failed": len(self.failures), "failures": sorted(set(self.failures.values()))[:5],
                  "top10": [[self.space.to_string(self.archs[k]), valid[k]] for k in top], **extra}
-        if len(self.scores) < self.budget:
-            trace["warnings"] = [f"the space ran out of new architectures after {len(self.scores)} of the "
+        if self.aggregate is not None:
+            trace["components"] = list(self.columns)  # n_failed: architectures some component failed on
+        if len(self.archs) < self.budget:
+            trace["warnings"] = [f"the space ran out of new architectures after {len(self.archs)} of the "
                                  f"budget of {self.budget}"]
         return SearchOutcome(arch=self.archs[best], trace=trace)
 
 
 class _ZeroShot(Optimizer):
     param_help = {
-        "predictor": "the predictor whose score is searched on",
+        "predictor": "the predictor whose score is searched on; a rank aggregate (ensemble, az_nas, ...) ranks "
+                     "each architecture within all those scored so far",
         "budget": "architectures scored",
     }
 
-    def __init__(self, predictor: Predictor = ZICO, budget: int = 1000):
-        self.predictor = scoring_predictor(self.name, predictor)
+    def __init__(self, predictor: Predictor | SetPredictor = ZICO, budget: int = 1000):
+        self.predictor = predictor if isinstance(predictor, SetPredictor) else scoring_predictor(self.name, predictor)
         self.budget = _positive_int(f"{self.name} budget", budget)
 
 
@@ -134,7 +157,8 @@ class ZeroShotEvolution(_ZeroShot):
         "sample_size": "tournament size S",
     }
 
-    def __init__(self, predictor: Predictor = ZICO, budget: int = 1000, population: int = 64, sample_size: int = 16):
+    def __init__(self, predictor: Predictor | SetPredictor = ZICO, budget: int = 1000, population: int = 64,
+                 sample_size: int = 16):
         super().__init__(predictor, budget)
         self.population = _positive_int("zc-evolution population", population)
         self.sample_size = _positive_int("zc-evolution sample size", sample_size)
