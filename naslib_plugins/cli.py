@@ -326,10 +326,16 @@ def cmd_search(args: argparse.Namespace) -> int:
     result = run_search(optimizer, space, dataset, seeds,
                         lambda seed: _batches(argparse.Namespace(**vars(args), seed=seed), dataset),
                         Path(args.out), benchmark, resume=not args.restart,
-                        command=_command(), device=resolve_device(args.device))
+                        command=_command(), device=resolve_device(args.device), pool=args.within_table)
     for run in result["runs"]:
-        acc = "n/a" if run["test_accuracy"] is None else f"{run['test_accuracy']:.2f}"
-        print(f"seed {run['seed']}: {run['arch_str']}  test accuracy {acc}  {run['search_seconds']:.1f} s")
+        # the test accuracy, or the validation accuracy where the table holds no other (NB101, NB301, TNB)
+        metric = "val_accuracy" if run["test_accuracy"] is None and run.get("val_accuracy") is not None \
+            else "test_accuracy"
+        acc = "n/a" if run[metric] is None else f"{run[metric]:.2f}"
+        rank = (f" (rank {run[metric + '_rank']} of {result['rank'][metric]['of']})"
+                if run.get(metric + "_rank") is not None else "")
+        print(f"seed {run['seed']}: {run['arch_str']}  {metric.replace('_', ' ')} {acc}{rank}  "
+              f"{run['search_seconds']:.1f} s")
     if result["mean_test_accuracy"] is not None:
         print(f"mean test accuracy {result['mean_test_accuracy']:.2f} +- {result['std_test_accuracy']:.2f}")
     for other, t in result["transfer"].items():
@@ -816,6 +822,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_optimizer_args(p)
     _add_batch_args(p)  # --batch-size is NASI's b; --labels random / --data gaussian its agnostic modes
     _add_device_arg(p)
+    p.add_argument("--within-table", action="store_true",
+                   help="a pool search: only the architectures the benchmark file holds (zc-evolution, zc-random; "
+                        "mutation moves to the nearest of them), for NB101 and NB301, whose tables here hold 500 and "
+                        "725")
     p.add_argument("--restart", action="store_true", help="ignore an existing runs.jsonl instead of resuming")
     p.set_defaults(func=cmd_search)
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The NAS-Bench-201 zero-shot searches in results/zc_pt, results/zc_evolution and results/zc_random:
-# five seeds per optimizer x predictor x dataset, accuracies from the shared 200-epoch table.
+# The zero-shot searches in results/zc_pt, results/zc_evolution and results/zc_random: on NAS-Bench-201
+# five seeds per optimizer x predictor x dataset, accuracies from the shared 200-epoch table; on NB101
+# and NB301 pool searches within their zc files.
 # Jobs run two at a time (JOBS=N to change), one torch thread each; each job owns its folder and
 # resumes per seed, so rerunning continues where a killed run stopped (a seed in flight is redone).
 # Usage: scripts/reproduce_zero_shot.sh [job-name-substring ...]   (no argument: every job, in order)
@@ -23,5 +24,16 @@ done
 # NASWOT in train mode last: the other four are the figures the comparisons rest on
 for ds in cifar10 ImageNet16-120 cifar100; do
   jobs+=("zc_pt/nasbench201_${ds}_nwot $common $zc_pt --predictor nwot --dataset $ds")
+done
+# pool searches (--within-table) of NB101 and NB301 within the architectures NASLib's zc files hold
+# (validation accuracy, the only metric there), budget 100 as RoBoT's protocol
+for table in nasbench101:zc_nasbench101.json nasbench301:zc_nasbench301.json; do
+  sp=${table%%:*}
+  # a population of 20 (tournament 5) leaves evolution 80 of the 100 to mutate
+  for opt in "zc-evolution --population 20 --sample-size 5" zc-random; do
+    name=${opt%% *}
+    jobs+=("${name//-/_}/${sp}_cifar10_zico_b100_within_table --space $sp --dataset cifar10 --seeds 0-4 \
+      --within-table --benchmark $NASLIB_PLUGINS_DATA/$sp/${table#*:} --optimizer $opt --predictor zico --budget 100")
+  done
 done
 run_jobs "$@"

@@ -18,6 +18,7 @@ from naslib_plugins.evaluation.scoring import ScoringJob
 from naslib_plugins.optimizers import OPTIMIZERS, zero_shot
 from naslib_plugins.predictors import Predictor, get_predictor
 from naslib_plugins.spaces import get_space
+from naslib_plugins.spaces.pool import PoolSpace
 
 
 @pytest.fixture
@@ -402,3 +403,57 @@ def test_darts_supernet_runs_a_projected_genotype_and_leaves_removed_edges_out()
     assert all(p.grad is None for p in normal.edges[5].parameters())
     assert all(p.grad is None for k, op in enumerate(reduce.edges[0].ops) if k != 3 for p in op.parameters())
     assert any(p.grad is not None for p in reduce.edges[0].ops[3].parameters())
+
+
+# --------------------------------------------------------------------------- pool search
+
+
+def _pool(space, n, seed=0):
+    rng = np.random.default_rng(seed)
+    return PoolSpace(space, [space.sample(rng) for _ in range(n)])
+
+
+@pytest.mark.parametrize("optimizer, options", [("zc-evolution", {"population": 6, "sample_size": 3}),
+                                                ("zc-random", {})])
+def test_pool_search_never_leaves_the_pool_spends_the_budget_and_repeats(optimizer, options, counted):
+    space = get_space("nasbench201")
+    pool = _pool(space, 40)
+    opt = OPTIMIZERS.get(optimizer)(predictor=get_predictor("params"), budget=15, **options)
+    first = opt.search(pool, "cifar10", _batches(), seed=4, progress=False)
+    assert len(counted) == 15 and set(counted) <= set(pool.pool)  # scored only pool members, each once
+    assert space.hash(first.arch) in pool.pool
+    again = opt.search(pool, "cifar10", _batches(), seed=4, progress=False)
+    assert again.arch == first.arch and again.trace["top10"] == first.trace["top10"]
+
+
+def test_pool_mutation_moves_to_the_nearest_other_member():
+    space = get_space("nasbench201")
+    parent, near, far = (0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 1), (4, 4, 4, 4, 4, 4)
+    pool = PoolSpace(space, [parent, near, far])
+    rng = np.random.default_rng(0)
+    # every single-op mutation of the all-`none` cell is one edit from it and from `near` at most two
+    # edits away, far from `far`; the parent itself is never returned
+    assert {pool.mutate(parent, rng) for _ in range(20)} == {near}
+    assert {pool.sample(rng) for _ in range(60)} == {parent, near, far}
+    with pytest.raises(UserError, match="two or more architectures"):
+        PoolSpace(space, [parent, parent])
+
+
+def test_search_within_table_reports_ranks_in_the_pool(tmp_path, shared_data, capsys):
+    zc = shared_data / "nasbench101" / "zc_nasbench101.json"
+    argv = ["search", "--optimizer", "zc-random", "--space", "nasbench101", "--predictor", "params", "--budget", "5",
+            "--seed", "0-1", "--within-table", "--benchmark", str(zc), "--data", "gaussian", "--batch-size", "2",
+            "--out", str(tmp_path)]
+    assert main(argv) == 0
+    result = json.loads((tmp_path / "search.json").read_text())
+    assert result["config"]["pool"] == 500 and result["rank"]["val_accuracy"]["of"] == 500
+    for run in result["runs"]:
+        better = sum(v > run["val_accuracy"] for v in load_ground_truth(zc, get_space("nasbench101"), "cifar10",
+                                                                        "val_accuracy").values.values())
+        assert run["val_accuracy_rank"] == 1 + better
+    assert "rank" in capsys.readouterr().out
+    capsys.readouterr()
+    nb201 = shared_data / get_space("nasbench201").benchmark_file
+    assert main(["search", "--optimizer", "zc-pt", "--within-table", "--benchmark", str(nb201),
+                 "--out", str(tmp_path / "pt")]) == 2
+    assert "zc-pt builds a supernet of the whole space" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.fileio import write_text_atomic
 from naslib_plugins.optimizers.base import Optimizer
 from naslib_plugins.spaces.base import SearchSpace
+from naslib_plugins.spaces.pool import PoolSpace
 
 MAX_SEED = 2**32 - 1  # what every generator here takes (torch.manual_seed refuses 2**64 and over)
 MAX_SEEDS = 10_000  # searches one --seed may ask for: each is a whole search
@@ -108,19 +109,31 @@ def run_search(
     command: str = "",
     progress: bool = True,
     device: torch.device = CPU,
+    pool: bool = False,
 ) -> dict:
     """Search once per seed (resuming from out/runs.jsonl) and write out/search.json, which covers every
-    seed finished in out/runs.jsonl."""
+    seed finished in out/runs.jsonl. `pool`: search only the architectures the benchmark holds
+    (spaces/pool.py), for the optimizers that search by sampling and mutating."""
     dataset = space.check_dataset(dataset)
     optimizer.check(space, dataset)
     with text_file(benchmark, "benchmark file"):
         truths, notes = load_accuracies(benchmark, space, dataset)  # fail before any search
         transfer = load_transfer(benchmark, space, dataset)
+    searched = space
+    if pool:
+        if not optimizer.searches_by_sampling:
+            raise UserError(f"{optimizer.name} builds a supernet of the whole space; a pool search needs an optimizer "
+                            "that samples and mutates architectures (zc-evolution, zc-random)")
+        if not truths:
+            raise UserError("a pool search needs a benchmark file: the pool is the architectures it holds")
+        searched = PoolSpace(space, {k: None for t in truths.values() for k in t.values})
     probe = batches_for(seeds[0])
     settings = {"optimizer": optimizer.name, "options": optimizer.options(), "space": space.name,
                 "dataset": dataset, "batch_size": probe.batch_size, "labels": probe.labels, "data": probe.data,
-                "images": Path(probe.images).name if probe.images else None}
-    config = {**optimizer.options(), **{k: settings[k] for k in ("batch_size", "labels", "data", "images")}}
+                "images": Path(probe.images).name if probe.images else None,
+                **({"pool": len(searched.pool)} if pool else {})}
+    config = {**optimizer.options(), **{k: settings[k] for k in ("batch_size", "labels", "data", "images", "pool")
+                                        if k in settings}}
     out.mkdir(parents=True, exist_ok=True)
 
     def write(records: dict) -> dict:
@@ -140,8 +153,8 @@ def run_search(
             if str(seed) in log.records:
                 continue
             wall, cpu = time.perf_counter(), time.process_time()
-            outcome = optimizer.search(space, dataset, batches_for(seed), seed, progress=progress and not errors.quiet,
-                                       device=device)
+            outcome = optimizer.search(searched, dataset, batches_for(seed), seed,
+                                       progress=progress and not errors.quiet, device=device)
             arch = space.parse(outcome.arch)
             log.add({"hash": str(seed), "seed": seed, "arch": json.loads(json.dumps(arch)),
                      "arch_str": space.to_string(arch), "search_seconds": time.perf_counter() - wall,
@@ -165,12 +178,19 @@ def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dic
             run[metric] = truths[metric].get(key) if metric in truths else None
             if metric in truths and run[metric] is None:
                 notes.append(f"seed {r['seed']}: {r['arch_str']} has no {metric} in {Path(benchmark).name}")
+            elif metric in truths:
+                # its place in the table (1 = best; the pool, in a pool search)
+                run[f"{metric}_rank"] = 1 + sum(v > run[metric] for v in truths[metric].values.values())
         if transfer:
             run["transfer_test_accuracy"] = {ds: truth.get(key) for ds, truth in transfer.items()}
         run["search_seconds"] = round(r["search_seconds"], 3)
         run["cpu_seconds"] = round(r["cpu_seconds"], 3)
         runs.append(run)
     mean_test, std_test = _mean_std([r["test_accuracy"] for r in runs])
+    ranks = {}
+    for metric in (m for m in ACCURACY_METRICS if m in truths):
+        mean, std = _mean_std([r.get(f"{metric}_rank") for r in runs])
+        ranks[metric] = {"mean": mean, "std": std, "of": len(truths[metric])}
     transferred = {}
     for ds in transfer:
         values = [r["transfer_test_accuracy"][ds] for r in runs]
@@ -179,7 +199,7 @@ def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dic
                            "n_seeds": sum(v is not None for v in values)}
     return {
         "optimizer": optimizer.name, "space": space.name, "dataset": dataset, "config": config, "runs": runs,
-        "mean_test_accuracy": mean_test, "std_test_accuracy": std_test,
+        "mean_test_accuracy": mean_test, "std_test_accuracy": std_test, "rank": ranks,
         # the same found architectures' test accuracy on the other datasets, without searching there
         "transfer": transferred,
         "mean_search_seconds": float(np.mean([r["search_seconds"] for r in runs])) if runs else None,

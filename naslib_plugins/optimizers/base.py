@@ -60,6 +60,8 @@ class Optimizer(ABC):
     the `search` command's flags are read from it."""
 
     name: str = ""
+    # True for a search that only samples and mutates architectures (so it can search a pool)
+    searches_by_sampling: bool = False
     # one line of help per constructor parameter, shown by `search --help` beside the class default
     param_help: dict[str, str] = {}
 
