@@ -96,12 +96,13 @@ def _search_run(folder: Path, steps: int, accuracies: list[float], labels: str =
                 transfer: dict | None = None) -> None:
     folder.mkdir(parents=True)
     runs = [{"seed": s, "arch": [0] * 6, "arch_str": "a", "test_accuracy": a, "val_accuracy": a - 3,
-             "search_seconds": 10.0 + s, "cpu_seconds": 20.0} for s, a in enumerate(accuracies)]
+             "search_seconds": 10.0 + s, "cpu_seconds": 20.0, "predictor_calls": 7} for s, a in enumerate(accuracies)]
     (folder / "search.json").write_text(json.dumps({
         "optimizer": "nasi", "space": "nasbench201", "dataset": "cifar10",
         "config": {"steps": steps, "mu": 1.0, "nu": "adaptive", "batch_size": 64, "labels": labels, "data": "real",
                    "seeds": list(range(len(accuracies)))},
         "runs": runs, "mean_test_accuracy": float(np.mean(accuracies)), "std_test_accuracy": float(np.std(accuracies)),
+        "rank": {"test_accuracy": {"mean": 3.0, "std": 1.0, "of": 15625}},
         "mean_search_seconds": float(np.mean([r["search_seconds"] for r in runs])), "notes": ["seed 1: a note"],
         "command": "naslib-plugins search ...", **({"transfer": transfer} if transfer else {}),
     }))
@@ -201,7 +202,7 @@ def test_leaderboard_tables_and_anchors(tree):
     assert rows["search/nasi_T100/search.json"]["published"] == "NASI paper Table 4: 93.08 +- 0.24, 30 GPU-s"
     assert rows["search/nasi_random/search.json"]["published"] == ""
     assert "| nasi | steps=100, mu=1.0, nu=adaptive, batch_size=64, labels=true, data=real | nasbench201 | cifar10 | " \
-           "0, 1 | 93.50 +- 0.50 (n=2) | 10.5 / 20.0 |" in md
+           "0, 1 | 93.50 +- 0.50 (n=2) | 3.0 +- 1.0 of 15625 | 10.5 / 20.0 | 7 |" in md
     assert "| 90.00 (n=1) |" in md
     assert "| TE-NAS | published only | nasbench201 | cifar10 |" in md and "| 94.37 |" in md
     assert "- `search/nasi_T100/search.json`: seed 1: a note" in md
@@ -209,7 +210,7 @@ def test_leaderboard_tables_and_anchors(tree):
     transfer = [r for r in board["search"]["rows"] if r.get("transfer_from") == "cifar10"]
     assert [(r["dataset"], r["mean_test_accuracy"], r["mean_search_seconds"]) for r in transfer] == \
         [("cifar100", 70.0, None)]
-    assert "| nasbench201 | cifar100 (found on cifar10) | 0, 1 | 70.00 +- 0.50 (n=2) | n/a / n/a |" in md
+    assert "| nasbench201 | cifar100 (found on cifar10) | 0, 1 | 70.00 +- 0.50 (n=2) |  | n/a / n/a |  |" in md
     assert transfer[0]["published"].startswith("NASI paper Table 4: 69.51")
 
 
@@ -637,3 +638,23 @@ def test_committed_tables_are_what_the_manifest_makes(shared_data, tmp_path, mon
     build_tables(tmp_path / "results" / "tables.yaml")
     assert (tmp_path / "results" / "README.md").read_text() == (repo / "results" / "README.md").read_text()
     assert (tmp_path / "README.md").read_text() == (repo / "README.md").read_text()
+
+
+def test_leaderboard_shows_the_validation_metric_and_rank_of_a_pool_search(tmp_path):
+    folder = tmp_path / "zc_random" / "nb101_pool"
+    folder.mkdir(parents=True)
+    runs = [{"seed": s, "arch": [0], "arch_str": "a", "test_accuracy": None, "val_accuracy": v,
+             "val_accuracy_rank": r, "search_seconds": 1.0, "cpu_seconds": 2.0, "predictor_calls": 100}
+            for s, (v, r) in enumerate([(94.0, 2), (93.0, 4)])]
+    (folder / "search.json").write_text(json.dumps({
+        "optimizer": "zc-random", "space": "nasbench101", "dataset": "cifar10",
+        "config": {"predictor": "zico", "budget": 100, "pool": 500, "seeds": [0, 1]}, "runs": runs,
+        "mean_test_accuracy": None, "std_test_accuracy": None, "mean_val_accuracy": 93.5, "std_val_accuracy": 0.5,
+        "rank": {"val_accuracy": {"mean": 3.0, "std": 1.0, "of": 500}}, "mean_search_seconds": 1.0,
+        "notes": [], "command": "naslib-plugins search ..."}))
+    board = build_leaderboard(tmp_path, None, plots=False)
+    md = (tmp_path / "LEADERBOARD.md").read_text()
+    assert "| predictor=zico, budget=100, pool=500 | nasbench101 | cifar10 | 0, 1 | val 93.50 +- 0.50 (n=2) | " \
+           "3.0 +- 1.0 of 500 | 1.0 / 2.0 | 100 |" in md
+    row = board["search"]["rows"][0]
+    assert (row["metric"], row["mean_rank"], row["rank_of"], row["mean_predictor_calls"]) == ("val", 3.0, 500, 100)

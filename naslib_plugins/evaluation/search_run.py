@@ -185,8 +185,10 @@ def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dic
             run["transfer_test_accuracy"] = {ds: truth.get(key) for ds, truth in transfer.items()}
         run["search_seconds"] = round(r["search_seconds"], 3)
         run["cpu_seconds"] = round(r["cpu_seconds"], 3)
+        run["predictor_calls"] = r["trace"].get("predictor_calls")
         runs.append(run)
     mean_test, std_test = _mean_std([r["test_accuracy"] for r in runs])
+    mean_val, std_val = _mean_std([r["val_accuracy"] for r in runs])
     ranks = {}
     for metric in (m for m in ACCURACY_METRICS if m in truths):
         mean, std = _mean_std([r.get(f"{metric}_rank") for r in runs])
@@ -199,7 +201,9 @@ def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dic
                            "n_seeds": sum(v is not None for v in values)}
     return {
         "optimizer": optimizer.name, "space": space.name, "dataset": dataset, "config": config, "runs": runs,
-        "mean_test_accuracy": mean_test, "std_test_accuracy": std_test, "rank": ranks,
+        "mean_test_accuracy": mean_test, "std_test_accuracy": std_test,
+        # TNB's, NB101's and NB301's tables here hold validation metrics only
+        "mean_val_accuracy": mean_val, "std_val_accuracy": std_val, "rank": ranks,
         # the same found architectures' test accuracy on the other datasets, without searching there
         "transfer": transferred,
         "mean_search_seconds": float(np.mean([r["search_seconds"] for r in runs])) if runs else None,

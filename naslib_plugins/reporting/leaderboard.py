@@ -28,7 +28,8 @@ KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "pool", "val
 CSV_COLUMNS = ("kind", "space", "dataset", "transfer_from", "method", "file", "settings", "n_archs", "seeds", "metric",
                "kendall", "kendall_ci", "spearman", "spearman_ci", "top10_precision", "n_valid", "n_failed",
                "seconds_per_arch",
-               "mean_test_accuracy", "std_test_accuracy", "n_seeds", "mean_search_seconds", "mean_cpu_seconds",
+               "metric", "mean_test_accuracy", "std_test_accuracy", "n_seeds", "mean_rank", "std_rank", "rank_of",
+               "mean_search_seconds", "mean_cpu_seconds", "mean_predictor_calls",
                "published")
 
 
@@ -103,15 +104,22 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
         mine = anchors.for_search(data["optimizer"], space, dataset, config) if anchors else []
         per_seed = data["runs"]
         cpu = [r["cpu_seconds"] for r in per_seed if r.get("cpu_seconds") is not None]
+        calls = [r["predictor_calls"] for r in per_seed if r.get("predictor_calls") is not None]
+        # the test metric where the table has one, else the validation metric (TNB, NB101, NB301)
+        metric = "test" if data["mean_test_accuracy"] is not None or data.get("mean_val_accuracy") is None else "val"
+        rank = data.get("rank", {}).get(f"{metric}_accuracy")
         row = {
             "kind": "search", "space": space, "dataset": dataset, "method": data["optimizer"],
             "file": path.relative_to(results_dir).as_posix(),
             "settings": ", ".join(f"{k}={config[k]}" for k in KEY_SETTINGS if k in config),
             "seeds": seed_list([r["seed"] for r in per_seed]),
-            "mean_test_accuracy": data["mean_test_accuracy"], "std_test_accuracy": data["std_test_accuracy"],
-            "n_seeds": sum(r["test_accuracy"] is not None for r in per_seed),
+            "metric": metric, "mean_test_accuracy": data[f"mean_{metric}_accuracy"],
+            "std_test_accuracy": data[f"std_{metric}_accuracy"],
+            "n_seeds": sum(r.get(f"{metric}_accuracy") is not None for r in per_seed),
+            "mean_rank": rank and rank["mean"], "std_rank": rank and rank["std"], "rank_of": rank and rank["of"],
             "mean_search_seconds": data["mean_search_seconds"],
             "mean_cpu_seconds": sum(cpu) / len(cpu) if cpu else None,
+            "mean_predictor_calls": sum(calls) / len(calls) if calls else None,
             "optimum": anchors.optimum.get((space, dataset)) if anchors else None,
             "published": _published(mine), "anchors": mine, "notes": data.get("notes", []),
             "data": data.get("data", ""), "command": data.get("command", ""),
@@ -123,7 +131,8 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
             rows.append({
                 **row, "dataset": other, "transfer_from": dataset, "mean_test_accuracy": t["mean_test_accuracy"],
                 "std_test_accuracy": t["std_test_accuracy"], "n_seeds": t["n_seeds"], "mean_search_seconds": None,
-                "mean_cpu_seconds": None, "optimum": anchors.optimum.get((space, other)) if anchors else None,
+                "mean_cpu_seconds": None, "mean_predictor_calls": None, "metric": "test", "mean_rank": None,
+                "optimum": anchors.optimum.get((space, other)) if anchors else None,
                 "anchors": mine, "published": _published(mine), "notes": [],
             })
     matched = {id(a) for r in rows for a in r["anchors"]}
@@ -203,8 +212,8 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
     if not search["rows"]:
         lines += ["No search runs found.", ""]
     else:
-        head = ["optimizer", "settings", "space", "dataset", "seeds", "test accuracy %", "search s (wall / CPU)",
-                "published", "benchmark optimum", "file"]
+        head = ["optimizer", "settings", "space", "dataset", "seeds", "accuracy %", "rank in table",
+                "search s (wall / CPU)", "predictor calls", "published", "benchmark optimum", "file"]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in search["rows"] + search["published_only"]:
             published = "; ".join(f"{a.values()} [{refs[a.source]}]" for a in r["anchors"])
@@ -212,13 +221,21 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
             if r["kind"] == "search":
                 secs = f"{fmt(r['mean_search_seconds'], 1)} / {fmt(r['mean_cpu_seconds'], 1)}"
                 dataset = r["dataset"] + (f" (found on {r['transfer_from']})" if "transfer_from" in r else "")
-                cells = [r["method"], r["settings"], r["space"], dataset, r["seeds"], accuracy_cell(r), secs,
+                acc = accuracy_cell(r) if r["metric"] == "test" else f"val {accuracy_cell(r)}"
+                rank = ("" if r["mean_rank"] is None
+                        else f"{r['mean_rank']:.1f} +- {r['std_rank']:.1f} of {r['rank_of']}")
+                calls = fmt(r["mean_predictor_calls"], 0) if r["mean_predictor_calls"] is not None else ""
+                cells = [r["method"], r["settings"], r["space"], dataset, r["seeds"], acc, rank, secs, calls,
                          published, optimum, f"`{r['file']}`"]
             else:
-                cells = [r["method"], _published_only(r), r["space"], r["dataset"], "", "", "", published, optimum, ""]
+                cells = [r["method"], _published_only(r), r["space"], r["dataset"], "", "", "", "", "", published,
+                         optimum, ""]
             lines.append("| " + " | ".join(cells) + " |")
-        lines += ["", "Test accuracy: mean +- population std over the seeds, looked up in the benchmark; "
-                  "seconds are this machine's CPU wall and process time. A dataset marked \"found on\" gives "
+        lines += ["", "Accuracy: the test accuracy (\"val\": the validation metric, where the table holds no other), "
+                  "mean +- population std over the seeds, looked up in the benchmark; rank in table: the found "
+                  "architecture's place among the table's (1 = best; the pool's, in a pool search), mean +- std; "
+                  "seconds are this machine's CPU wall and process time, predictor calls the architectures "
+                  "scored per search (mean). A dataset marked \"found on\" gives "
                   "the test accuracy there of the architectures searched for on the other dataset.", ""]
         lines += _sources_md(search["sources"], refs)
         notes = [(r["file"], n) for r in search["rows"] for n in r["notes"]]
