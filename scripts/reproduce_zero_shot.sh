@@ -25,6 +25,13 @@ done
 for ds in cifar10 ImageNet16-120 cifar100; do
   jobs+=("zc_pt/nasbench201_${ds}_nwot $common $zc_pt --predictor nwot --dataset $ds")
 done
+# EigenNAS-style (Zhu et al., NeurIPS 2022): evolution ranked by the NTK's smallest eigenvalue, its
+# kernel from 16 samples of the batch of 64, each sample's logits summed to one output (reduction
+# sum), on NB201's stand-alone network (C = 16, N = 5)
+for ds in cifar10 cifar100 ImageNet16-120; do
+  jobs+=("zc_evolution/nasbench201_${ds}_ntk_lambda_min_b1000 $common --optimizer zc-evolution \
+    --predictor ntk_lambda_min --budget 1000 --dataset $ds")
+done
 # pool searches (--within-table) of NB101 and NB301 within the architectures NASLib's zc files hold
 # (validation accuracy, the only metric there), budget 100 as RoBoT's protocol
 for table in nasbench101:zc_nasbench101.json nasbench301:zc_nasbench301.json; do
