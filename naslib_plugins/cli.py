@@ -117,17 +117,16 @@ def _all_failed(failed: dict[str, str]) -> int:
 def _space(args: argparse.Namespace) -> SearchSpace:
     """The space a command names, with the weight initialisation its --init asks for (where it has
     that option): the one place a command's network is chosen, which verify re-runs too."""
-    from naslib_plugins.spaces import get_space
+    from naslib_plugins.spaces import SPACES, get_space
 
-    space = get_space(args.space)
     init = getattr(args, "init", "default")
-    inits = getattr(space, "inits", ("default",))
+    if init == "default":
+        return get_space(args.space)
+    inits = SPACES.get(args.space).inits
     if init not in inits:
-        raise UserError(f"--init {init}: {space.name}'s networks take {' or '.join(inits)} (NASLib's graphs of "
+        raise UserError(f"--init {init}: {args.space}'s networks take {' or '.join(inits)} (NASLib's graphs of "
                         "the other spaces keep PyTorch's initialisation, the default)")
-    if init != "default":
-        space.init = init  # build_model reads it, in every worker the job is sent to
-    return space
+    return get_space(args.space, init=init)  # build_model reads it, in every worker the job is sent to
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:

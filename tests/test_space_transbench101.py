@@ -244,8 +244,7 @@ def test_naslib_init_is_tnbs_and_gives_naslibs_recorded_l2_norm(shared_data, req
                      if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)))
             recorded = data[key]["l2_norm"]["score"]
             assert abs(l2 - recorded) / recorded < 0.01, (space.name, key)
-    local = get_space("transbench101_macro")
-    local.init = "tnb"
+    local = get_space("transbench101_macro", init="tnb")
     torch.manual_seed(0)
     conv = local.build_model((4, 4, 4, 1, 0, 0), "class_scene").encoder.layers[-1].conv_b[1]
     expected = (2.0 / (conv.out_channels * 9)) ** 0.5

@@ -16,8 +16,10 @@ SPACES.add("transbench101_macro", TransBench101MacroSpace, aliases=("tnb101_macr
 SPACES.add("mlp_act_skip", MLPActSkipSpace, aliases=("mlp",))
 
 
-def get_space(name: str) -> SearchSpace:
-    return SPACES.get(name)()
+def get_space(name: str, **options) -> SearchSpace:
+    """The registered space `name`, built with its constructor's options (mlp_act_skip's depth and
+    width; nasbench101's and the TNB spaces' weight init)."""
+    return SPACES.get(name)(**options)
 
 
 __all__ = ["SPACES", "SearchSpace", "get_space"]

@@ -40,6 +40,14 @@ class SearchSpace(ABC):
     # package ships it), and NASLib's recorded zero-cost scores (see `zc_path`)
     benchmark_file: Path | None = None
     zc_file: Path | None = None
+    # the weight initialisations build_model offers: PyTorch's, and where a space has them the
+    # initialisations of the networks NASLib scored (naslib-agreement --init)
+    inits: tuple[str, ...] = ("default",)
+
+    def __init__(self, init: str = "default"):
+        if init not in self.inits:
+            raise UserError(f"unknown init {init!r} for {self.name}; known: {', '.join(self.inits)}")
+        self.init = init
 
     @abstractmethod
     def parse(self, arch: Any) -> Any:

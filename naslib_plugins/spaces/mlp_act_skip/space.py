@@ -45,6 +45,7 @@ class MLPActSkipSpace(CategoricalSpace):
     benchmark_file = TABLE
 
     def __init__(self, depth: int = 3, width: int = 64):
+        super().__init__()
         for label, value in (("depth", depth), ("width", width)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UserError(f"mlp_act_skip {label} must be a positive integer, got {value!r}")

@@ -41,10 +41,8 @@ class NasBench101Space(SearchSpace):
     benchmark_readers = READERS
     zc_file = Path("nasbench101") / "zc_nasbench101.json"
     benchmark_file = zc_file
-    # the weight initialisations build_model offers, and the one it uses unless told otherwise
-    # (naslib-agreement --init sets it on its space)
+    # the weight initialisations build_model offers (SearchSpace's constructor takes one of them)
     inits = ("default", "naslib")
-    init = "default"
 
     def parse(self, arch: Any) -> Arch:
         """Accepts NASLib's 56-int tuple (or its string, a zc-file key), a spec dict

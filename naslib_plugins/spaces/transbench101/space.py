@@ -39,10 +39,9 @@ class _TransBench101Space(IntTupleSpace):
     datasets = TASK_NAMES
     # the benchmark fixes the network (its width and, in the micro space, its skeleton)
     default_size = {}
-    # the weight initialisations build_model offers, and the one it uses unless told otherwise
-    # (naslib-agreement --init sets it on its space)
+    # the weight initialisations build_model offers (SearchSpace's constructor takes one of them)
     inits = ("default", "tnb", "naslib")
-    init = "default"
+
     benchmark_readers = READERS
     # the encoding's functions: TNB string -> arch (its errors say what the string looks like),
     # arch -> TNB string
