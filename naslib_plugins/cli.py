@@ -19,6 +19,7 @@ from naslib_plugins.device import environment, resolve_device
 from naslib_plugins.errors import UserError, info, print_error, text_file
 
 if typing.TYPE_CHECKING:  # for annotations only; the commands import what they use when they run
+    from naslib_plugins.predictors.base import Requirements
     from naslib_plugins.spaces.base import SearchSpace
 
 
@@ -516,10 +517,30 @@ def cmd_list(args: argparse.Namespace) -> int:
     from naslib_plugins.predictors import PREDICTORS
     from naslib_plugins.spaces import SPACES
 
+    if args.inputs:
+        from naslib_plugins.predictors import SetPredictor, get_predictor
+
+        print("| predictor | reads |\n|---|---|")
+        for name in PREDICTORS.names():
+            p = get_predictor(name)
+            reads = (f"set-level: ranks its components ({', '.join(p.components)}) over the evaluated set"
+                     if isinstance(p, SetPredictor) else getattr(p, "reads", None) or _reads(p.requirements()))
+            print(f"| {name} | {reads} |")
+        return 0
     print("spaces:     " + ", ".join(SPACES.names()))
     print("predictors: " + ", ".join(PREDICTORS.names()))
     print("optimizers: " + (", ".join(OPTIMIZERS.names()) or "(none yet)"))
     return 0
+
+
+def _reads(req: Requirements) -> str:
+    """What a predictor's score reads, in words, from the Requirements it declares."""
+    if not req.data:
+        return ("the architecture alone (a count)" if not req.weights
+                else "no data: the input shape only (any input it needs it draws itself)")
+    batches = f"{req.batches} mini-batch{'es' if req.batches > 1 else ''} of images"
+    mode = "train" if req.train_mode else "eval"
+    return f"{batches}{' and their labels' if req.labels else ', no labels'}; {mode} mode"
 
 
 def _add_space_args(p: argparse.ArgumentParser) -> None:
@@ -883,6 +904,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("list", help="registered spaces, predictors and optimizers")
+    p.add_argument("--inputs", action="store_true",
+                   help="instead, a table of what each predictor's score reads (data, labels, mode)")
     p.set_defaults(func=cmd_list)
 
     for p in sub.choices.values():

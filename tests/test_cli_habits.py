@@ -19,6 +19,7 @@ from naslib_plugins.cli import _parse, build_parser, main
 from naslib_plugins.evaluation.journal import read_score_log
 from naslib_plugins.evaluation.scoring import distinct_sample
 from naslib_plugins.optimizers import OPTIMIZERS
+from naslib_plugins.predictors import PREDICTORS
 from naslib_plugins.spaces import SPACES, get_space
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -230,3 +231,15 @@ def test_merge_refuses_logs_of_other_settings_or_overlapping_records(tmp_path, u
     shutil.copy(a, b)  # the same shard twice merges
     assert main(["merge", str(a), str(b), "--out", str(out)]) == 0
     assert _records(out)[1] == _records(a)[1]
+
+
+def test_list_inputs_says_what_each_predictor_reads(capsys):
+    assert main(["list", "--inputs"]) == 0
+    rows = dict(line.strip("|").split("|")[:2] for line in capsys.readouterr().out.splitlines()[2:])
+    rows = {k.strip(): v.strip() for k, v in rows.items()}
+    assert set(rows) == set(PREDICTORS.names())
+    assert rows["zico"] == "2 mini-batches of images and their labels; train mode"
+    assert rows["params"] == "the architecture alone (a count)"
+    assert rows["vkdnw"].startswith("no data: the input shape only")
+    assert rows["nwot_eval"].endswith("eval mode") and rows["zen"].startswith("Gaussian inputs")
+    assert rows["az_nas"].startswith("set-level: ranks its components (flops_conv, az_expressivity")

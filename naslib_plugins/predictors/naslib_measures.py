@@ -167,6 +167,9 @@ class Zen(Predictor):
     The network says where f is (`feature_module()`: the module whose input it is); a network
     without one (the MLP space's) fails with a message."""
 
+    # what `list --inputs` says: batch 0 is read for its shape alone
+    reads = "Gaussian inputs of mini-batch 0's shape (its values are not read); train mode"
+
     def requirements(self) -> Requirements:
         return Requirements(labels=False)  # batch 0 gives the shape of the Gaussian inputs
 
