@@ -1,0 +1,82 @@
+"""Brings the committed search runs up to the code on main (issue 26): every results/**/search.json
+is searched again with the command it recorded, into the same folder under results_next/
+(resumable per seed: rerun to continue; a session that stops mid-run commits the partial
+runs.jsonl there), and once all of a run's seeds are done the new folder replaces the old one.
+Data paths recorded absolute by older code are mapped to the same file under $NASLIB_PLUGINS_DATA
+(the new run records them relative to it).
+
+    NASLIB_PLUGINS_DATA=... python scripts/regenerate_searches.py [--only SUBSTRING] [--list]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+RESULTS = Path("results")
+NEXT = Path("results_next")
+DATA_ENV = "NASLIB_PLUGINS_DATA"
+
+
+def data_path(path: str, data: Path) -> str:
+    """`path` as this machine has it: "$NASLIB_PLUGINS_DATA"/x is x under `data`; an absolute path
+    of another machine is the shortest tail of it that exists under `data`."""
+    prefix = f"${DATA_ENV}/"
+    if path.startswith(prefix):
+        return str(data / path[len(prefix):])
+    parts = Path(path).parts
+    if Path(path).is_absolute() and not Path(path).exists():
+        for i in range(1, len(parts)):
+            if (data / Path(*parts[i:])).exists():
+                return str(data / Path(*parts[i:]))
+    return path
+
+
+def recorded_argv(command: str, out: Path, data: Path) -> list[str]:
+    """The recorded `naslib-plugins search ...` as an argv list writing to `out`."""
+    argv = shlex.split(command)
+    if argv[:1] != ["naslib-plugins"] or "search" not in argv:
+        raise ValueError(f"not a search command: {command}")
+    argv = [data_path(a, data) for a in argv]
+    if "--out" in argv:
+        argv[argv.index("--out") + 1] = str(out)
+    else:
+        argv += ["--out", str(out)]
+    return argv
+
+
+def seeds_of(search_json: Path) -> list[int]:
+    return sorted(r["seed"] for r in json.loads(search_json.read_text())["runs"])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default="", help="only the runs whose folder contains this")
+    ap.add_argument("--list", action="store_true", help="print each run's command and exit")
+    args = ap.parse_args()
+    data = Path(os.environ.get(DATA_ENV) or sys.exit(f"set {DATA_ENV} to the benchmark data folder"))
+    runs = sorted(p.parent for p in RESULTS.rglob("search.json")
+                  if args.only in p.parent.as_posix() and "demo_digits" not in p.parts)
+    for run in runs:
+        rel = run.relative_to(RESULTS)
+        new = NEXT / rel
+        old = json.loads((run / "search.json").read_text())
+        argv = recorded_argv(old["command"], new, data)
+        if args.list:
+            print(shlex.join(argv))
+            continue
+        print(f"regenerate-searches: {rel}", file=sys.stderr)
+        subprocess.run(argv, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        if seeds_of(new / "search.json") == seeds_of(run / "search.json"):
+            shutil.rmtree(run)
+            new.rename(run)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
