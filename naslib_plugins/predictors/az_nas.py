@@ -63,6 +63,7 @@ from naslib_plugins.predictors.base import (
     hooked,
     model_device,
     private_copy,
+    shared_seed,
 )
 from naslib_plugins.predictors.ensemble import Ensemble
 from naslib_plugins.predictors.model_stats import Flops
@@ -210,14 +211,18 @@ def az_scores(model: nn.Module, input_shape: tuple[int, ...], batch_size: int = 
 def shared_az_scores(model: nn.Module, batches: BatchSource, batch_size: int) -> AZScores:
     """`az_scores` on a private copy of `model`, computed once per model inside
     `base.shared_gradients` for the three predictors that read it. Its draws come from a generator
-    seeded by `model_seed(model)`: the model is built under the run's per-architecture seed, so
-    the three scores come from one pass whichever of them asks first, or alone."""
+    seeded by the engine's seed of the architecture (run seed, hash), so the three scores come from
+    one pass whichever of them asks first, or alone, on every device and CPU kernel path. Outside
+    the engine (a NASLib graph through the adapter) the seed is `model_seed(model)`, a CRC of the
+    weights: PyTorch's default init differs in the last bits between CPU kernel paths, so that
+    seed, and every draw, is the same only where the kernels are."""
     cache = getattr(model, _CACHE_ATTR, None)
     key = ("az_nas", tuple(batches.input_shape), batch_size)
     if cache is not None and key in cache:
         _note_read(cache, key)
         return cache[key]
-    generator = torch.Generator().manual_seed(model_seed(model))
+    seed = shared_seed(model)
+    generator = torch.Generator().manual_seed(model_seed(model) if seed is None else seed)
     net = private_copy(model)
     device = model_device(net)
     with _timed(cache, key, torch.empty(0, device=device)):

@@ -95,15 +95,17 @@ def sum_over_layers(layers, grads: dict, term: Callable[[torch.Tensor, torch.Ten
 
 _CACHE_ATTR = "_naslib_plugins_grad_cache"
 _PASSES, _READER = "passes", "reader"  # the cache's {key: [seconds, readers]} of its passes; who asks now
+_SEED = "seed"  # the engine's seed of this architecture, for passes several predictors share
 
 
 @contextmanager
-def shared_gradients(model: nn.Module):
+def shared_gradients(model: nn.Module, seed: int | None = None):
     """Within this block, `batch_gradients`, `channel_saliencies` and `input_jacobian` compute each
     batch's pass once per model, so the predictors scoring one network share their forward and
     backward passes. The weights must not change inside the block (predictors that alter weights
-    work on a `private_copy`)."""
-    setattr(model, _CACHE_ATTR, {_PASSES: {}, _READER: None})
+    work on a `private_copy`). `seed`: the architecture's seed, which a shared pass that draws
+    random numbers reads (`shared_seed`) whichever predictor asks first."""
+    setattr(model, _CACHE_ATTR, {_PASSES: {}, _READER: None, _SEED: seed})
     try:
         yield model
     finally:
@@ -115,6 +117,11 @@ def read_as(model: nn.Module, name: str) -> None:
     cache = getattr(model, _CACHE_ATTR, None)
     if cache is not None:
         cache[_READER] = name
+
+
+def shared_seed(model: nn.Module) -> int | None:
+    """The seed the engine gave this architecture's shared block; None outside one."""
+    return getattr(model, _CACHE_ATTR, {}).get(_SEED)
 
 
 def pass_times(model: nn.Module) -> list[tuple[float, frozenset]]:
