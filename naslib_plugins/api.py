@@ -130,8 +130,7 @@ def search(optimizer: str = "zc-evolution", *, space: str = "nasbench201", datas
     from naslib_plugins.evaluation.ground_truth import default_benchmark
     from naslib_plugins.evaluation.search_run import check_seed, run_search
     from naslib_plugins.optimizers import OPTIMIZERS
-    from naslib_plugins.params import annotations, constructor_params
-    from naslib_plugins.predictors import Predictor, get_predictor
+    from naslib_plugins.params import constructor_params
 
     seeds = [check_seed(s, "seeds") for s in ([seeds] if isinstance(seeds, int) else seeds)]
     if not seeds:
@@ -140,9 +139,7 @@ def search(optimizer: str = "zc-evolution", *, space: str = "nasbench201", datas
     unknown = sorted(set(options) - set(constructor_params(cls)))
     if unknown:
         raise UserError(f"{optimizer} has no option {', '.join(unknown)}; it has {', '.join(constructor_params(cls))}")
-    types = annotations(cls)
-    opt = cls(**{k: get_predictor(v) if types.get(k) is Predictor and isinstance(v, str) else v
-                 for k, v in options.items()})
+    opt = cls.from_args(options)
     space_obj, dataset, batches, device = _setup(space, dataset, data, batch_size, seeds[0], device)
 
     def batches_for(seed: int):

@@ -85,14 +85,15 @@ class Optimizer(ABC):
     def from_args(cls, args: argparse.Namespace | Mapping[str, Any]) -> Optimizer:
         """Built from the options in `args` (the command line's, a config's mapping) named like the
         constructor's parameters; absent or None leaves the class default, and a predictor is
-        given by its registered name."""
+        given by its registered name (or as an object)."""
         values = args if isinstance(args, Mapping) else vars(args)
         types = annotations(cls)
         kwargs = {}
         for key in constructor_params(cls):
             value = values.get(key)
             if value is not None:
-                kwargs[key] = get_predictor(value) if _takes_predictor(types.get(key)) else value
+                takes = _takes_predictor(types.get(key)) and isinstance(value, str)
+                kwargs[key] = get_predictor(value) if takes else value
         return cls(**kwargs)
 
     def check(self, space: SearchSpace, dataset: str) -> None:  # noqa: B027  (optional: most search any space)
