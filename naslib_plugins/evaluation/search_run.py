@@ -126,7 +126,7 @@ def run_search(
                             "that samples and mutates architectures (zc-evolution, zc-random)")
         if not truths:
             raise UserError("a pool search needs a benchmark file: the pool is the architectures it holds")
-        searched = PoolSpace(space, {k: None for t in truths.values() for k in t.values})
+        searched = PoolSpace(space, (k for t in truths.values() for k in t.values))  # it drops repeats
     probe = batches_for(seeds[0])
     settings = {"optimizer": optimizer.name, "options": optimizer.options(), "space": space.name,
                 "dataset": dataset, "batch_size": probe.batch_size, "labels": probe.labels, "data": probe.data,

@@ -45,9 +45,14 @@ class SearchSpace(ABC):
     inits: tuple[str, ...] = ("default",)
 
     def __init__(self, init: str = "default"):
+        self.init = self.checked_init(init)
+
+    def checked_init(self, init: str | None) -> str:
+        """`init`, or the space's own where None, if build_model offers it."""
+        init = self.init if init is None else init
         if init not in self.inits:
             raise UserError(f"unknown init {init!r} for {self.name}; known: {', '.join(self.inits)}")
-        self.init = init
+        return init
 
     @abstractmethod
     def parse(self, arch: Any) -> Any:

@@ -10,7 +10,7 @@ import numpy as np
 import torch.nn as nn
 
 from naslib_plugins.data.datasets import dataset_info
-from naslib_plugins.errors import ArchitectureError, UserError
+from naslib_plugins.errors import ArchitectureError
 from naslib_plugins.spaces.base import SearchSpace
 from naslib_plugins.spaces.encoding import literal
 from naslib_plugins.spaces.nasbench101.encoding import (
@@ -178,9 +178,7 @@ class NasBench101Space(SearchSpace):
         """The NB101 network of the pruned cell. init="default" keeps PyTorch's initialisation;
         init="naslib" draws the weights as the networks NASLib built for its recorded zero-cost
         scores are drawn (network.naslib_init). None: the space's `init`."""
-        init = self.init if init is None else init
-        if init not in self.inits:
-            raise UserError(f"unknown init {init!r} for {self.name}; known: {', '.join(self.inits)}")
+        init = self.checked_init(init)
         info = dataset_info(self.check_dataset(dataset))
         matrix, ops = prune(self.parse(arch))
         model = NB101Network(matrix, ops, info.num_classes, **self.size(size))

@@ -77,9 +77,7 @@ class _TransBench101Space(IntTupleSpace):
         init="tnb" applies the benchmark's Kaiming-normal fan-out init to the encoder's
         convolutions, as TNB's MacroNet does; "naslib" is the same (NASLib builds TNB's own
         networks for its recorded zero-cost scores). None: the space's `init`."""
-        init = self.init if init is None else init
-        if init not in self.inits:
-            raise UserError(f"unknown init {init!r}; known: {', '.join(self.inits)}")
+        init = self.checked_init(init)
         task = self.check_dataset(dataset)
         self.size(size)
         return TNBNet(self.build_encoder(self.parse(arch)), task, kaiming=init in ("tnb", "naslib"))
