@@ -10,7 +10,8 @@
 # - TNB-101 with --init naslib (TNB's Kaiming fan-out encoder) at NASLib's input sizes: class_scene
 #   at 256x256 (get_class_scene_configs' input_dim) on 60 of the 711 micro and 25 of the 662 macro
 #   archs, and jigsaw's 64-pixel tiles (MakeJigsawPuzzle's tile_dim, so 192x192 here) on 60 micro
-#   archs: as many as about ten CPU minutes allow per run (a macro network at 256 takes 5-80 s).
+#   archs: as many as about ten CPU minutes allow per run (a macro network at 256 takes 5-80 s);
+#   and grasp and snip on the same 25 macro archs at 64 and at 256: the size NASLib's scores follow.
 # - NB301 and NB101 (archai init) again at seed 1 (another initialisation and batch): our own
 #   run-to-run agreement, the ceiling for any agreement with NASLib's single run.
 # zen is in none of these files (NASLib's TNB zen scores are in the tnb101_*_all tables and
@@ -45,3 +46,9 @@ agree transbench101_micro/naslib_agreement_measures_jigsaw "${micro[@]}" --datas
 agree transbench101_macro/naslib_agreement_measures_class_scene --space transbench101_macro --dataset class_scene \
   --n-archs 25 --resolution 256 --init naslib \
   --zc-file "$NASLIB_PLUGINS_DATA/transnas101_macro/zc_transbench101_macro.json"
+for res in 64 256; do
+  naslib-plugins naslib-agreement --predictors grasp,snip --seed 0 --workers 1 --space transbench101_macro \
+    --dataset class_scene --n-archs 25 --resolution "$res" --init naslib \
+    --zc-file "$NASLIB_PLUGINS_DATA/transnas101_macro/zc_transbench101_macro.json" \
+    --out "$out/transbench101_macro/naslib_agreement_class_scene_res$res"
+done

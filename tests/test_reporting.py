@@ -208,7 +208,7 @@ def test_leaderboard_tables_and_anchors(tree):
     assert "- `search/nasi_T100/search.json`: seed 1: a note" in md
     # the C10 search's cells on CIFAR-100: their own row, marked, matched to NASI (T)'s C100 figure
     transfer = [r for r in board["search"]["rows"] if r.get("transfer_from") == "cifar10"]
-    assert [(r["dataset"], r["mean_test_accuracy"], r["mean_search_seconds"]) for r in transfer] == \
+    assert [(r["dataset"], r["mean_accuracy"], r["mean_search_seconds"]) for r in transfer] == \
         [("cifar100", 70.0, None)]
     assert "| nasbench201 | cifar100 (found on cifar10) | 0, 1 | 70.00 +- 0.50 (n=2) |  | n/a / n/a |  |" in md
     assert transfer[0]["published"].startswith("NASI paper Table 4: 69.51")
@@ -231,7 +231,7 @@ def test_csv_and_json_agree_with_markdown(tree):
             assert float(c["spearman"]) == pytest.approx(j["spearman"], abs=1e-6)
             assert m[5] == f"{c['n_valid']} ({c['n_failed']})"
         if c["kind"] == "search":
-            assert m[-1] == f"`{c['file']}`" and m[5].startswith(f"{float(c['mean_test_accuracy']):.2f}")
+            assert m[-1] == f"`{c['file']}`" and m[5].startswith(f"{float(c['mean_accuracy']):.2f}")
         for a in j["anchors"]:
             assert a["values"] in c["published"] and a["values"] in " ".join(m)
     assert [s["ref"] for s in data["sources"]] == [1, 2, 3, 4, 5][:len(data["sources"])]
@@ -657,4 +657,28 @@ def test_leaderboard_shows_the_validation_metric_and_rank_of_a_pool_search(tmp_p
     assert "| predictor=zico, budget=100, pool=500 | nasbench101 | cifar10 | 0, 1 | val 93.50 +- 0.50 (n=2) | " \
            "3.0 +- 1.0 of 500 | 1.0 / 2.0 | 100 |" in md
     row = board["search"]["rows"][0]
-    assert (row["metric"], row["mean_rank"], row["rank_of"], row["mean_predictor_calls"]) == ("val", 3.0, 500, 100)
+    assert (row["metric"], row["mean_accuracy"], row["mean_rank"], row["rank_of"], row["mean_predictor_calls"]) == \
+        ("val_accuracy", 93.5, 3.0, 500, 100)
+
+
+def test_searches_table_marks_validation_and_rank_and_names_spaces(tmp_path):
+    for space, acc in (("nasbench101", 93.5), ("nasbench301", 94.25)):
+        folder = tmp_path / "zc_random" / f"{space}_pool"
+        folder.mkdir(parents=True)
+        runs = [{"seed": 0, "arch": [0], "arch_str": "a", "test_accuracy": None, "val_accuracy": acc,
+                 "val_accuracy_rank": 3, "search_seconds": 1.0, "cpu_seconds": None, "predictor_calls": 10}]
+        (folder / "search.json").write_text(json.dumps({
+            "optimizer": "zc-random", "space": space, "dataset": "cifar10",
+            "config": {"predictor": "zico", "budget": 10, "pool": 500, "seeds": [0]}, "runs": runs,
+            "mean_test_accuracy": None, "std_test_accuracy": None, "mean_val_accuracy": acc, "std_val_accuracy": 0.0,
+            "rank": {"val_accuracy": {"mean": 3.0, "std": 0.0, "of": 500}}, "mean_search_seconds": 1.0,
+            "notes": [], "command": "naslib-plugins search ..."}))
+    manifest = {"tables": {"s": {"kind": "searches", "runs": ["zc_random/*"], "datasets": ["cifar10"]}},
+                "page": {"file": "README.md", "contents": [{"table": "s"}]}}
+    (tmp_path / "tables.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    build_tables(tmp_path / "tables.yaml", None)
+    page = (tmp_path / "README.md").read_text()
+    assert "| space | optimizer | settings | cifar10 | s/run C10 (wall / CPU) |" in page
+    assert "| nasbench101 | zc-random | predictor=zico, budget=10, pool=500 | val 93.50 (n=1), rank 3 of 500 | " \
+           "1 / n/a |" in page
+    assert "| nasbench301 | zc-random |" in page

@@ -28,7 +28,7 @@ KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "pool", "val
 CSV_COLUMNS = ("kind", "space", "dataset", "transfer_from", "method", "file", "settings", "n_archs", "seeds", "metric",
                "kendall", "kendall_ci", "spearman", "spearman_ci", "top10_precision", "n_valid", "n_failed",
                "seconds_per_arch",
-               "metric", "mean_test_accuracy", "std_test_accuracy", "n_seeds", "mean_rank", "std_rank", "rank_of",
+               "mean_accuracy", "std_accuracy", "n_seeds", "mean_rank", "std_rank", "rank_of",
                "mean_search_seconds", "mean_cpu_seconds", "mean_predictor_calls",
                "published")
 
@@ -113,8 +113,8 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
             "file": path.relative_to(results_dir).as_posix(),
             "settings": ", ".join(f"{k}={config[k]}" for k in KEY_SETTINGS if k in config),
             "seeds": seed_list([r["seed"] for r in per_seed]),
-            "metric": metric, "mean_test_accuracy": data[f"mean_{metric}_accuracy"],
-            "std_test_accuracy": data[f"std_{metric}_accuracy"],
+            "metric": f"{metric}_accuracy", "mean_accuracy": data[f"mean_{metric}_accuracy"],
+            "std_accuracy": data[f"std_{metric}_accuracy"],
             "n_seeds": sum(r.get(f"{metric}_accuracy") is not None for r in per_seed),
             "mean_rank": rank and rank["mean"], "std_rank": rank and rank["std"], "rank_of": rank and rank["of"],
             "mean_search_seconds": data["mean_search_seconds"],
@@ -129,9 +129,9 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
             benchmarks[(space, other)] = None
             mine = anchors.for_search(data["optimizer"], space, other, config) if anchors else []
             rows.append({
-                **row, "dataset": other, "transfer_from": dataset, "mean_test_accuracy": t["mean_test_accuracy"],
-                "std_test_accuracy": t["std_test_accuracy"], "n_seeds": t["n_seeds"], "mean_search_seconds": None,
-                "mean_cpu_seconds": None, "mean_predictor_calls": None, "metric": "test", "mean_rank": None,
+                **row, "dataset": other, "transfer_from": dataset, "mean_accuracy": t["mean_test_accuracy"],
+                "std_accuracy": t["std_test_accuracy"], "n_seeds": t["n_seeds"], "mean_search_seconds": None,
+                "mean_cpu_seconds": None, "mean_predictor_calls": None, "metric": "test_accuracy", "mean_rank": None,
                 "optimum": anchors.optimum.get((space, other)) if anchors else None,
                 "anchors": mine, "published": _published(mine), "notes": [],
             })
@@ -149,7 +149,7 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
 
 def accuracy_cell(row: dict, note: str = "") -> str:
     """Mean (+- std) over seeds and "(n=..., note)"."""
-    mean, std, n = row["mean_test_accuracy"], row["std_test_accuracy"], row["n_seeds"]
+    mean, std, n = row["mean_accuracy"], row["std_accuracy"], row["n_seeds"]
     if mean is None:
         return "n/a"
     tail = f"(n={n}{', ' + note if note else ''})"
@@ -221,7 +221,7 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
             if r["kind"] == "search":
                 secs = f"{fmt(r['mean_search_seconds'], 1)} / {fmt(r['mean_cpu_seconds'], 1)}"
                 dataset = r["dataset"] + (f" (found on {r['transfer_from']})" if "transfer_from" in r else "")
-                acc = accuracy_cell(r) if r["metric"] == "test" else f"val {accuracy_cell(r)}"
+                acc = accuracy_cell(r) if r["metric"] == "test_accuracy" else f"val {accuracy_cell(r)}"
                 rank = ("" if r["mean_rank"] is None
                         else f"{r['mean_rank']:.1f} +- {r['std_rank']:.1f} of {r['rank_of']}")
                 calls = fmt(r["mean_predictor_calls"], 0) if r["mean_predictor_calls"] is not None else ""

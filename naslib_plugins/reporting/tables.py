@@ -364,25 +364,28 @@ def labels(inputs: Inputs, *, true_labels: str, random_labels: str, caption: str
 
 
 def searches(inputs: Inputs, *, runs: list[str], datasets: list[str], caption: str | None = None) -> list[str]:
-    """One row per optimizer and settings, one column per dataset: test accuracy mean +- std over
-    seeds beside the published figure the leaderboard matches to it; a dataset without a search
-    of its own shows the accuracy there of the architectures found on another. Settings of the
-    published protocol (real data, true labels) go unsaid."""
+    """One row per space, optimizer and settings, one column per dataset: accuracy mean +- std over
+    seeds (test where the table has it, else marked val) beside the published figure the
+    leaderboard matches to it, and the found cell's rank in the table where the search ran over
+    one; a dataset without a search of its own shows the accuracy there of the architectures found
+    on another. A space column appears when the runs span several. Settings of the published
+    protocol (real data, true labels) go unsaid."""
     found = inputs.runs(runs, "search.json", lambda path: (path, read_search(path)))
     section = search_section(inputs.root, inputs.anchors, found)
     standard = {f"{k}={v}" for k, v in STANDARD_DATA.items()}
-    rows: dict[tuple[str, str], dict[str, dict]] = {}
+    rows: dict[tuple[str, str, str], dict[str, dict]] = {}
     for r in section["rows"]:
         settings = ", ".join(kv for kv in r["settings"].split(", ") if kv not in standard)
-        by_ds = rows.setdefault((r["method"], settings), {})
+        by_ds = rows.setdefault((r["space"], r["method"], settings), {})
         if "transfer_from" not in r or r["dataset"] not in by_ds:  # a search on the dataset itself wins
             by_ds[r["dataset"]] = r
     if not rows:
         return [NO_RUNS]
+    several = len({space for space, _, _ in rows}) > 1
     first = datasets[0]
-    lines = [*_caption(caption), *_head(["optimizer", "settings", *datasets,
+    lines = [*_caption(caption), *_head([*(["space"] if several else []), "optimizer", "settings", *datasets,
                                          f"s/run {DATASET_SHORT.get(first, first)} (wall / CPU)"])]
-    for (method, settings), by_ds in sorted(rows.items()):
+    for (space, method, settings), by_ds in sorted(rows.items()):
         cells = []
         for ds in datasets:
             r = by_ds.get(ds)
@@ -392,10 +395,16 @@ def searches(inputs: Inputs, *, runs: list[str], datasets: list[str], caption: s
             published = r["published"].split(",")[0] if r["published"] else ""
             origin = r.get("transfer_from")
             found_on = "" if origin is None else f"found on {DATASET_SHORT.get(origin, origin)}"
-            cells.append(accuracy_cell(r, found_on) + (f" / {published}" if published else ""))
+            cell = accuracy_cell(r, found_on)
+            if r["metric"] != "test_accuracy":
+                cell = f"val {cell}"
+            if r.get("mean_rank") is not None:
+                cell += f", rank {r['mean_rank']:.0f} of {r['rank_of']}"
+            cells.append(cell + (f" / {published}" if published else ""))
         own = by_ds.get(first)
-        secs = "" if own is None else f"{own['mean_search_seconds']:.0f} / {own['mean_cpu_seconds']:.0f}"
-        lines.append(f"| {method} | {settings} | " + " | ".join(cells) + f" | {secs} |")
+        secs = "" if own is None else f"{own['mean_search_seconds']:.0f} / {fmt(own['mean_cpu_seconds'], 0)}"
+        lines.append("| " + (f"{space} | " if several else "") + f"{method} | {settings} | " + " | ".join(cells)
+                     + f" | {secs} |")
     return lines
 
 
