@@ -500,7 +500,8 @@ def test_tables_page_and_readme_blocks(tables_tree):
     assert ("| nasi | steps=100, mu=1.0, nu=adaptive, batch_size=64 | 93.50 +- 0.50 (n=2), rank 3 of 15625 / "
             "NASI paper Table 4: "
             "93.08 +- 0.24 | 70.00 +- 0.50 (n=2, found on C10) / NASI paper Table 4: 69.51 +- 0.59 | 10 / 20 |") in page
-    assert "| nasi | steps=100, mu=1.0, nu=adaptive, batch_size=64, labels=random | 90.00 (n=1), rank 3 of 15625 |  | 10 / 20 |" in page
+    assert ("| nasi | steps=100, mu=1.0, nu=adaptive, batch_size=64, labels=random | 90.00 (n=1), rank 3 of 15625 "
+            "|  | 10 / 20 |") in page
     assert page.endswith(" | 10 / 20 |\n")
     readme = (results.parent / "README.md").read_text()
     assert readme.startswith("# Top\n\n<!-- summary:start -->\n30 archs.\n\n| predictor | cifar10 | s/arch (C10) |")

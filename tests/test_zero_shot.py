@@ -224,10 +224,25 @@ def test_ensemble_ranks_a_failed_component_score_tied_at_the_bottom():
 
 
 @pytest.mark.parametrize("components, message", [("zico", "two or more distinct"), ("zico,zico", "two or more"),
-                                                 ("zico,ensemble", "itself a set-level")])
+                                                 ("zico,ensemble", "cannot be a component of an ensemble")])
 def test_bad_ensembles(components, message):
     with pytest.raises(UserError, match=message):
         get_predictor("ensemble", components=components)
+
+
+def test_ensemble_ranks_a_set_level_component_by_its_aggregate():
+    # vkdnw_single is log denserank(aleph, vkdnw): aleph decides, vkdnw breaks its ties
+    ens = get_predictor("ensemble", components="vkdnw_single,params")
+    assert ens.base_components == ["aleph", "vkdnw", "params"]
+    assert ens.options() == {"components": ["vkdnw_single", "params"]}
+    columns = {"aleph": [5.0, 5.0, 3.0, 7.0], "vkdnw": [0.2, 0.9, 0.5, 0.1], "params": [0.1, 0.4, 0.2, 0.3]}
+    values, reasons = ens.combine(columns)
+    pair = np.log(np.array([2, 3, 1, 4]) / 4)  # (5, .2) < (5, .9); (3, .5) lowest, (7, .1) highest
+    expected = pair + np.log(stats.rankdata(columns["params"]) / 4)
+    assert values == pytest.approx(expected.tolist()) and reasons == [None] * 4
+    # a component the nested aggregate reads but nothing scored is a usage error
+    with pytest.raises(UserError, match="components not scored: vkdnw"):
+        ens.combine({"aleph": [1.0], "params": [1.0]})
 
 
 def test_ensemble_cannot_score_one_architecture(capsys):

@@ -70,11 +70,11 @@ def write_scores_csv(path: Path, records: list[dict], names: list[str], truth: G
 def add_set_level(set_predictors: dict[str, SetPredictor], records: list[dict]) -> None:
     """Each set-level predictor's score of every record, from its components' scores there."""
     for name, predictor in set_predictors.items():
-        columns = {c: [r["scores"][c] for r in records] for c in predictor.components}
+        columns = {c: [r["scores"][c] for r in records] for c in predictor.base_components}
         values, reasons = predictor.combine(columns)
         for r, v, why in zip(records, values, reasons):
             r["scores"][name] = v
-            r["seconds"][name] = round(sum(r["seconds"][c] for c in predictor.components), 6)
+            r["seconds"][name] = round(sum(r["seconds"][c] for c in predictor.base_components), 6)
             r["status"][name] = "ok" if why is None else "failed"
             if why is not None:
                 r["reason"][name] = why
@@ -153,7 +153,7 @@ def split_predictors(names: list[str], options: dict[str, dict] | None = None
                  for n in names if issubclass(PREDICTORS.get(n), SetPredictor)}
     per_arch = [n for n in names if n not in set_predictors]
     for predictor in set_predictors.values():
-        per_arch += [c for c in predictor.components if c not in per_arch]
+        per_arch += [c for c in predictor.base_components if c not in per_arch]
     return per_arch, set_predictors
 
 

@@ -140,7 +140,7 @@ def verify_run(folder: Path, rescore: Rescore, sample: int | None, seed: int, rt
     report["predictors"] = compare_columns(names, checked, fresh, rows, rtol)
     for name, options in set_level.items():
         predictor = PREDICTORS.get(name)(**options)
-        columns = {c: [_number(r.get(c)) for r in rows] for c in predictor.components}
+        columns = {c: [_number(r.get(c)) for r in rows] for c in predictor.base_components}
         values, _ = predictor.combine(columns)
         recombined = {r["hash"]: {name: v} for r, v in zip(rows, values)}
         report["predictors"][name] = compare_columns([name], rows, recombined, rows, rtol)[name]

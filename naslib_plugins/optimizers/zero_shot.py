@@ -48,7 +48,7 @@ class _Fitness:
         self.space = space
         self.name = predictor_name(predictor)
         self.aggregate = predictor if isinstance(predictor, SetPredictor) else None
-        scorers = ({c: get_predictor(c) for c in predictor.components} if self.aggregate is not None
+        scorers = ({c: get_predictor(c) for c in predictor.base_components} if self.aggregate is not None
                    else {self.name: predictor})
         self.job = ScoringJob(space, dataset, scorers, batches, seed, device=str(device))
         self.budget = budget

@@ -316,4 +316,4 @@ class AZNAS(Ensemble):
     cell 8), with the ensemble's rule for failed scores, which is AZ-NAS's own."""
 
     def __init__(self):
-        self.components = ["flops_conv", "az_expressivity", "az_progressivity", "az_trainability"]
+        super().__init__(["flops_conv", "az_expressivity", "az_progressivity", "az_trainability"])

@@ -58,6 +58,11 @@ class SetPredictor(ABC):
 
     components: list[str]
 
+    @property
+    def base_components(self) -> list[str]:
+        """The per-architecture predictors whose scores `combine` reads (its columns' keys)."""
+        return list(self.components)
+
     @abstractmethod
     def combine(self, columns: dict[str, list[float | None]]) -> tuple[list[float | None], list[str | None]]:
         """Per architecture its score and, where it has none, why; `columns` maps each component

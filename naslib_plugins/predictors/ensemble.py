@@ -55,20 +55,37 @@ DEFAULT_COMPONENTS = "zico,nwot,synflow,flops"
 
 @PREDICTORS.register("ensemble")
 class Ensemble(SetPredictor):
+    """Sum of log(rank / n) over the components. A component may itself be set-level (az_nas,
+    vkdnw_single, ...): its aggregate over the set is computed first and ranked like any score, so
+    VKDNW's (aleph, vkdnw) pair rank can join AZ-NAS's proxies without unpacking it."""
+
     def __init__(self, components: str | list[str] = DEFAULT_COMPONENTS):
         names = components.split(",") if isinstance(components, str) else list(components)
         names = [PREDICTORS.canonical(n.strip()) for n in names if n.strip()]
         if len(names) < 2 or len(set(names)) != len(names):
             raise UserError(f"ensemble needs two or more distinct components, got {components!r}")
-        for n in names:
-            if issubclass(PREDICTORS.get(n), SetPredictor):
-                raise UserError(f"ensemble component {n!r} is itself a set-level predictor")
+        if "ensemble" in names:
+            raise UserError("an ensemble cannot be a component of an ensemble: list its components instead")
         self.components = names
+        self._set_level = {n: PREDICTORS.get(n)() for n in names if issubclass(PREDICTORS.get(n), SetPredictor)}
+
+    @property
+    def base_components(self) -> list[str]:
+        names = []
+        for n in self.components:
+            names += self._set_level[n].base_components if n in self._set_level else [n]
+        return list(dict.fromkeys(names))
+
+    def _column(self, name: str, columns: dict[str, list[float | None]]) -> list[float | None]:
+        inner = self._set_level.get(name)
+        if inner is None:
+            return columns[name]
+        return inner.combine({c: columns[c] for c in inner.base_components})[0]
 
     def combine(self, columns: dict[str, list[float | None]]) -> tuple[list[float | None], list[str | None]]:
-        why = unrankable(columns, self.components)
-        n = len(columns[self.components[0]])
+        why = unrankable(columns, self.base_components)
+        n = len(columns[self.base_components[0]])
         if why is not None or n == 0:
             return [None] * n, [why] * n
-        total = sum(log_ranks(bottom_filled(columns[c]), normalise=True) for c in self.components)
+        total = sum(log_ranks(bottom_filled(self._column(c, columns)), normalise=True) for c in self.components)
         return [float(v) for v in total], [None] * n
