@@ -324,8 +324,71 @@ def test_reverse_and_forward_jacobians_agree_on_nb201():
     x = torch.randn(3, 3, 8, 8)
     names = vk.selected_parameters(net)
     reverse, forward = vk._jacobian_reverse(net, x, names), vk._jacobian_forward(net, x, names)
-    assert reverse.shape == (3, 10, len(names))
-    assert torch.allclose(reverse, forward, rtol=1e-4, atol=1e-4 * float(reverse.abs().max()))
+    by_layer = vk._jacobian_by_layer(net, x, names)
+    assert reverse.shape == by_layer.shape == (3, 10, len(names))
+    for other in (forward, by_layer):
+        assert torch.allclose(reverse, other, rtol=1e-4, atol=1e-4 * float(reverse.abs().max()))
+
+
+class _Layers(nn.Module):
+    """Every layer kind the by-layer Jacobian knows, in the settings that move the first scalar's
+    input entry: padding, stride, groups, dilation, an in-place ReLU after a conv, eval-mode batch
+    norm with running statistics, a Linear on a 3-D input, and a layer the logits never reach."""
+
+    def __init__(self, reuse: bool = False):
+        super().__init__()
+        self.a = nn.Conv2d(3, 6, 3, stride=2, padding=(1, 2))
+        self.bn = nn.BatchNorm2d(6)
+        self.dw = nn.Conv2d(6, 6, 3, padding=2, dilation=2, groups=3, bias=False)
+        self.seq = nn.Linear(5, 4)
+        self.head = nn.Linear(4 * 6, 3)
+        self.unused = nn.Linear(2, 2)
+        self.reuse = reuse
+        with torch.no_grad():  # statistics away from (0, 1), so that they matter
+            self.bn.running_mean.uniform_(-1, 1)
+            self.bn.running_var.uniform_(0.5, 2)
+
+    def forward(self, x):
+        h = torch.relu_(self.a(x))
+        h = self.dw(self.bn(h))
+        if self.reuse:
+            h = self.dw(h)
+        h = self.seq(F.adaptive_avg_pool2d(h, (4, 5)))  # (B, 6, 4, 5) -> (B, 6, 4, 4)
+        return self.head(h.mean(dim=3).flatten(1))
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_by_layer_jacobian_matches_per_sample_jacrev(reuse):
+    torch.manual_seed(0)
+    net = _Layers(reuse).eval()
+    x = torch.randn(4, 3, 9, 11)
+    names = [n for n, _ in net.named_parameters()]
+    by_layer = vk._jacobian_by_layer(net, x, names)
+    if reuse:  # a layer run twice has no single output to differentiate at
+        assert by_layer is None
+        return
+    reverse = vk._jacobian_reverse(net, x, names)
+    assert torch.allclose(by_layer, reverse, rtol=1e-5, atol=1e-6)
+    assert float(by_layer[..., names.index("unused.weight")].abs().max()) == 0
+    assert vk._jacobian_by_layer(net.train(), x, names) is None  # batch norm on batch statistics
+
+
+SMALL_SIZES = {"nasbench301": {"C": 4, "layers": 2},
+               "nasbench101": {"stem_channels": 4, "num_stacks": 1, "num_cells": 1}}
+
+
+@pytest.mark.parametrize("space", list(SMALL_SIZES))
+def test_by_layer_jacobian_on_other_spaces(space):
+    sp = get_space(space)
+    torch.manual_seed(0)
+    net = sp.build_model(sp.sample(np.random.default_rng(0)), "cifar10", SMALL_SIZES[space])
+    az.kaiming_fan_in_(net)
+    vk.reset_batch_norm_statistics(net)
+    net.eval()
+    x = torch.randn(2, 3, 8, 8)
+    names = vk.selected_parameters(net)
+    reverse, by_layer = vk._jacobian_reverse(net, x, names), vk._jacobian_by_layer(net, x, names)
+    assert torch.allclose(by_layer, reverse, rtol=1e-4, atol=1e-4 * float(reverse.abs().max()))
 
 
 def test_fisher_subset_is_the_first_128_tensors_in_xautodl_order():
