@@ -2,14 +2,15 @@
 # Issue 29's rankers on NAS-Bench-201 under the P1 protocol of AZ-NAS and VKDNW: NATS-Bench's
 # 200-epoch test accuracy (mean over seeds, nats_bench_tss_200ep_test_acc.csv). First a seeded
 # sample of 1000 cells (seed 0) for early figures with intervals, then every one of the 15,625
-# cells, reusing the sample's scores (--scores-from). Label-free inputs for every proxy but MeCo
-# (one real image); ~9 CPU-s per cell, VKDNW's Fisher most of it. Resumable per architecture: rerun
-# to continue. Usage: [DATASETS="cifar10 cifar100 ImageNet16-120"] [WORKERS=1] scripts/reproduce_rankers.sh
+# cells, reusing the sample's scores (--scores-from). No proxy reads labels; MeCo, SWAP and VKDNW's
+# jacov read real images, the rest draw Gaussian inputs (`naslib-plugins list --inputs`). ~5 CPU-s
+# per cell, VKDNW's Fisher and SWAP most of it. union_agg is ours (every label-free ranker here,
+# equal weights). Resumable per architecture: rerun to continue. Usage: [DATASETS="cifar10 cifar100 ImageNet16-120"] [WORKERS=1] scripts/reproduce_rankers.sh
 set -euo pipefail
 : "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"
 export OMP_NUM_THREADS=1
 rankers=az_expressivity,az_progressivity,az_trainability,flops_conv,az_nas,vkdnw,aleph,vkdnw_jacov,vkdnw_single
-rankers=$rankers,vkdnw_agg,meco,swap
+rankers=$rankers,vkdnw_agg,meco,swap,union_agg
 common=(--space nasbench201 --seed 0 --predictors "$rankers" --workers "${WORKERS:-1}"
         --benchmark "$NASLIB_PLUGINS_DATA/nasbench201/nats_bench_tss_200ep_test_acc.csv")
 for ds in ${DATASETS:-cifar10}; do

@@ -234,7 +234,7 @@ def test_ensemble_ranks_a_set_level_component_by_its_aggregate():
     # vkdnw_single is log denserank(aleph, vkdnw): aleph decides, vkdnw breaks its ties
     ens = get_predictor("ensemble", components="vkdnw_single,params")
     assert ens.base_components == ["aleph", "vkdnw", "params"]
-    assert ens.options() == {"components": ["vkdnw_single", "params"]}
+    assert ens.options() == {"components": ["vkdnw_single", "params"], "skip_undefined": False}
     columns = {"aleph": [5.0, 5.0, 3.0, 7.0], "vkdnw": [0.2, 0.9, 0.5, 0.1], "params": [0.1, 0.4, 0.2, 0.3]}
     values, reasons = ens.combine(columns)
     pair = np.log(np.array([2, 3, 1, 4]) / 4)  # (5, .2) < (5, .9); (3, .5) lowest, (7, .1) highest
@@ -243,6 +243,26 @@ def test_ensemble_ranks_a_set_level_component_by_its_aggregate():
     # a component the nested aggregate reads but nothing scored is a usage error
     with pytest.raises(UserError, match="components not scored: vkdnw"):
         ens.combine({"aleph": [1.0], "params": [1.0]})
+
+
+def test_union_aggregate_sums_its_components_and_leaves_out_an_undefined_one():
+    union = get_predictor("union_agg")
+    rng = np.random.default_rng(0)
+    columns = {c: rng.normal(size=6).tolist() for c in union.base_components}
+    columns["aleph"] = [3.0, 3.0, 1.0, 2.0, 2.0, 5.0]
+    tuples = list(zip(columns["aleph"], columns["vkdnw"]))
+    pair = np.array([sorted(set(tuples)).index(t) + 1 for t in tuples])  # dense rank, aleph first
+    singles = [c for c in union.components if c != "vkdnw_single"]
+    expected = sum(np.log(stats.rankdata(columns[c]) / 6) for c in singles)
+    values, reasons = union.combine(columns)
+    assert values == pytest.approx((expected + np.log(stats.rankdata(np.log(pair)) / 6)).tolist())
+    # VKDNW's Fisher fails on every architecture (a regression task): the pair is left out, not the set
+    values, reasons = union.combine({**columns, "vkdnw": [None] * 6})
+    assert values == pytest.approx(expected.tolist())
+    values, reasons = union.combine({**columns, "meco": [None] * 6, "vkdnw": [None] * 6})
+    assert reasons == [None] * 6 and values[0] is not None
+    values, reasons = union.combine({c: [None] * 2 for c in union.base_components})
+    assert reasons == ["every component failed on every architecture"] * 2
 
 
 def test_ensemble_cannot_score_one_architecture(capsys):

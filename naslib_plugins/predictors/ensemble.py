@@ -59,7 +59,7 @@ class Ensemble(SetPredictor):
     vkdnw_single, ...): its aggregate over the set is computed first and ranked like any score, so
     VKDNW's (aleph, vkdnw) pair rank can join AZ-NAS's proxies without unpacking it."""
 
-    def __init__(self, components: str | list[str] = DEFAULT_COMPONENTS):
+    def __init__(self, components: str | list[str] = DEFAULT_COMPONENTS, skip_undefined: bool = False):
         names = components.split(",") if isinstance(components, str) else list(components)
         names = [PREDICTORS.canonical(n.strip()) for n in names if n.strip()]
         if len(names) < 2 or len(set(names)) != len(names):
@@ -67,6 +67,7 @@ class Ensemble(SetPredictor):
         if "ensemble" in names:
             raise UserError("an ensemble cannot be a component of an ensemble: list its components instead")
         self.components = names
+        self.skip_undefined = skip_undefined
         self._set_level = {n: PREDICTORS.get(n)() for n in names if issubclass(PREDICTORS.get(n), SetPredictor)}
 
     @property
@@ -85,7 +86,31 @@ class Ensemble(SetPredictor):
     def combine(self, columns: dict[str, list[float | None]]) -> tuple[list[float | None], list[str | None]]:
         why = unrankable(columns, self.base_components)
         n = len(columns[self.base_components[0]])
-        if why is not None or n == 0:
+        if n == 0 or (why is not None and not self.skip_undefined):
             return [None] * n, [why] * n
-        total = sum(log_ranks(bottom_filled(self._column(c, columns)), normalise=True) for c in self.components)
+        ranked = {c: self._column(c, columns) for c in self.components}
+        if self.skip_undefined:
+            # a component no architecture of the set has (VKDNW's Fisher on a regression task) is left out
+            ranked = {c: v for c, v in ranked.items() if any(x is not None for x in v)}
+            if not ranked:
+                return [None] * n, ["every component failed on every architecture"] * n
+        total = sum(log_ranks(bottom_filled(v), normalise=True) for v in ranked.values())
         return [float(v) for v in total], [None] * n
+
+
+# AZ-NAS's four, VKDNW's (aleph, vkdnw) pair and its jacov, MeCo and SWAP: every label-free ranker
+# of the two leading aggregates and the two other recent proxies, equal weights; no weight is fitted
+# to any accuracy. docs/rankers.md lists the other mixes tried on the NB201 CIFAR-10 sample.
+UNION_COMPONENTS = ["az_expressivity", "az_progressivity", "az_trainability", "flops_conv", "vkdnw_single",
+                    "vkdnw_jacov", "meco", "swap"]
+
+
+@PREDICTORS.register("union_agg")
+class UnionAggregate(Ensemble):
+    """Sum of log(rank / n) over AZ-NAS's proxies (expressivity, progressivity, trainability,
+    FLOPs), VKDNW_single (the (aleph, vkdnw) pair), VKDNW's jacov, MeCo and SWAP. A component
+    undefined on the whole set (failed on every architecture) is left out, so that the aggregate
+    exists wherever some of them do."""
+
+    def __init__(self):
+        super().__init__(UNION_COMPONENTS, skip_undefined=True)
