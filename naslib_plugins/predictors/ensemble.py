@@ -100,7 +100,7 @@ class Ensemble(SetPredictor):
 
 # AZ-NAS's four, VKDNW's (aleph, vkdnw) pair and its jacov, MeCo and SWAP: every label-free ranker
 # of the two leading aggregates and the two other recent proxies, equal weights; no weight is fitted
-# to any accuracy. docs/rankers.md lists the other mixes tried on the NB201 CIFAR-10 sample.
+# to any accuracy. results/nasbench201/rankers_mixes_cifar10.md has the other mixes tried (NB201 C10 sample).
 UNION_COMPONENTS = ["az_expressivity", "az_progressivity", "az_trainability", "flops_conv", "vkdnw_single",
                     "vkdnw_jacov", "meco", "swap"]
 
