@@ -8,14 +8,17 @@
 # as these runs were made.
 # Then NASLib's other zero-cost measures (NAS-Bench-Suite-Zero's) on the same architectures, in
 # correlate_suite_zero_<task> beside each run: epe_nas only where targets are classes.
+# Then issue 29's rankers (P2, NAS-Bench-Suite-Zero's protocol) in rankers_<task>: AZ-NAS's and
+# VKDNW's aggregates and ours (union_agg), with every component reported beside them.
 # Jobs run one after another, each with WORKERS single-threaded workers (2), and resume per
 # architecture: rerun to continue. Usage: [SELECT=substring] [WORKERS=n] scripts/reproduce_spaces.sh
-# (SELECT: only the jobs whose output folder contains it, e.g. SELECT=transbench101_micro)
+# (SELECT: only the jobs whose output folder contains it, e.g. SELECT=transbench101_micro, SELECT=rankers)
 set -euo pipefail
 : "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"
 export OMP_NUM_THREADS=1
 predictors=nasi,zico,snip,grasp,synflow,params,flops,nwot
 suite_zero=fisher,grad_norm,plain,l2_norm,jacov,zen
+rankers=union_agg,az_nas,vkdnw_agg
 data=$NASLIB_PLUGINS_DATA
 jobs=(
   "nasbench101/correlate_cifar10 --space nasbench101 --dataset cifar10 --all --benchmark $data/nasbench101/zc_nasbench101.json"
@@ -45,4 +48,8 @@ for job in "${jobs[@]}"; do
     *) names=$suite_zero ;;
   esac
   run "${1/correlate_/correlate_suite_zero_}" "$names" "${@:2}"
+done
+for job in "${jobs[@]}"; do
+  set -- $job
+  run "${1/correlate_/rankers_}" "$rankers" "${@:2}"
 done
