@@ -138,8 +138,8 @@ def _suite_zero(anchors: Anchors) -> dict[tuple[str, str, str], float]:
 def correlation(inputs: Inputs, *, title: str, runs: dict[str, str],
                 targets: dict[str, dict[str, float]] | None = None) -> list[str]:
     """A table per run (label: folder): Kendall, Spearman, top-10% precision, cost, the target
-    Spearman (targets: label -> {predictor: Spearman}) and the ZiCo paper's (all archs, test) and
-    Suite-Zero's (val) figures for the same benchmark."""
+    Spearman (targets: label -> {predictor: Spearman}), the ZiCo paper's (all archs, test) and
+    Suite-Zero's (val) figures for the same benchmark, and other papers' on the run's metric."""
     blocks = []
     for label, folder in runs.items():
         r = inputs.run(folder, "correlation.json", read_correlation)
@@ -151,8 +151,11 @@ def correlation(inputs: Inputs, *, title: str, runs: dict[str, str],
         suite = {a.predictor: a for a in published if a.source.paper == SUITE_ZERO and a.metric == VAL}
         lines = _run_heading(f"{title} {label}", r, [
             "predictor", "Kendall", "Spearman", "top-10% prec.", "valid/failed", "s/arch", "target (Spearman)",
-            "ZiCo paper K/S (all archs, test)", "Suite-Zero S (1000 archs, val)"])
+            "ZiCo paper K/S (all archs, test)", "Suite-Zero S (1000 archs, val)", "other papers (same metric)"])
         for name, c in r["predictors"].items():
+            others = "; ".join(f"{a.values()} ({a.source.label})" for a in published
+                               if a.predictor == name and a.metric == r["metric"]
+                               and a.source.paper not in (ZICO, SUITE_ZERO))
             target = (targets or {}).get(label, {}).get(name)
             met = "" if target is None or c["spearman"] is None else \
                 (" met" if c["spearman"] >= target else " **missed**")
@@ -162,7 +165,7 @@ def correlation(inputs: Inputs, *, title: str, runs: dict[str, str],
                 f"{c['n_valid']}/{c['n_failed']} | {fmt(c['seconds_per_arch'])} | "
                 f"{'' if target is None else f'>= {target:.2f}{met}'} | "
                 f"{'' if zk is None else f'{zk.kendall:.2f}/{zk.spearman:.2f}'} | "
-                f"{fmt(suite[name].spearman) if name in suite else ''} |")
+                f"{fmt(suite[name].spearman) if name in suite else ''} | {others} |")
         blocks.append(lines)
     return _join(blocks)
 
