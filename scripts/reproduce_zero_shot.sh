@@ -32,6 +32,12 @@ for ds in cifar10 cifar100 ImageNet16-120; do
   jobs+=("zc_evolution/nasbench201_${ds}_ntk_lambda_min_b1000 $common --optimizer zc-evolution \
     --predictor ntk_lambda_min --budget 1000 --dataset $ds")
 done
+# issue 29's search: evolution whose fitness is union_agg's rank within every architecture scored
+# so far (as AZ-NAS's evolution ranks within its history), budget 1000
+for ds in cifar10 cifar100 ImageNet16-120; do
+  jobs+=("zc_evolution/nasbench201_${ds}_union_agg_b1000 $common --optimizer zc-evolution \
+    --predictor union_agg --budget 1000 --dataset $ds")
+done
 # pool searches (--within-table) of NB101 and NB301 within the architectures NASLib's zc files hold
 # (validation accuracy, the only metric there), budget 100 as RoBoT's protocol
 for table in nasbench101:zc_nasbench101.json nasbench301:zc_nasbench301.json; do
