@@ -326,6 +326,34 @@ def suite_zero_summary(inputs: Inputs, *, runs: list[str], gap: float, caption: 
     return _caption(caption) + _join(blocks)
 
 
+def protocol_p2(inputs: Inputs, *, runs: list[str], ours: list[str], published: list[str],
+                caption: str | None = None) -> list[str]:
+    """NAS-Bench-Suite-Zero's protocol (Spearman with validation accuracy) task by task: our runs'
+    figures for the `ours` predictors beside the published validation-accuracy Spearman of the
+    `published` methods (as published.csv names them), then the mean of every column over the
+    tasks that all of them have, so that each mean is over the same tasks."""
+    found = [r for r in inputs.runs(runs, "correlation.json", read_correlation) if r["metric"] == VAL]
+    if not found:
+        return [NO_RUNS]
+    lines = [*_caption(caption), *_head(["space", "task", "archs", *ours, *(f"{m} (published)" for m in published)])]
+    columns: list[list[float | None]] = []
+    for r in found:
+        anchors = {a.predictor: a for a in inputs.anchors.for_benchmark(r["space"], r["dataset"])
+                   if a.metric == VAL and a.spearman is not None}
+        row = [r["predictors"].get(name, {}).get("spearman") for name in ours]
+        row += [anchors[m].spearman if m in anchors else None for m in published]
+        columns.append(row)
+        cells = [with_ci(r["predictors"][name], "spearman") if name in r["predictors"] else "" for name in ours]
+        cells += [fmt(v, 2) if v is not None else "" for v in row[len(ours):]]
+        lines.append(f"| {r['space']} | {r['dataset']} | {r['n_archs']} | " + " | ".join(cells) + " |")
+    complete = [row for row in columns if None not in row]
+    if complete:
+        means = [sum(col) / len(complete) for col in zip(*complete)]
+        lines.append(f"| mean over the {len(complete)} task(s) every column has |  |  | "
+                     + " | ".join(f"**{m:.3f}**" for m in means) + " |")
+    return lines
+
+
 def resolution(inputs: Inputs, *, runs: list[str]) -> list[str]:
     """Agreement runs (naslib-agreement) listed with the input resolution their data states."""
     found = inputs.runs(runs, "agreement.json", read_agreement)
@@ -414,7 +442,7 @@ def searches(inputs: Inputs, *, runs: list[str], datasets: list[str], caption: s
 TABLES: dict[str, Callable[..., list[str]]] = {
     "correlation": correlation, "correlation-summary": correlation_summary, "naslib-agreement": naslib_agreement,
     "suite-zero": suite_zero, "suite-zero-summary": suite_zero_summary, "resolution": resolution, "labels": labels,
-    "searches": searches,
+    "searches": searches, "protocol-p2": protocol_p2,
 }
 MANIFEST_KEYS = {"tables": True, "page": False, "readme": False}  # key -> required
 PAGE_KEYS = {"file": True, "contents": True}
