@@ -316,11 +316,15 @@ def test_decile_entropy_edges(monkeypatch):
     assert vk.decile_entropy(torch.eye(4)) == 0  # the official fallback: lambda = (0, 0)
 
 
-def test_reverse_and_forward_jacobians_agree_on_nb201():
-    net = _nb201()
+def _as_vkdnw_scores(net: nn.Module) -> nn.Module:
+    """The network as VKDNW differentiates it: Kaiming re-init, fresh BN statistics, eval mode."""
     az.kaiming_fan_in_(net)
     vk.reset_batch_norm_statistics(net)
-    net.eval()
+    return net.eval()
+
+
+def test_reverse_and_forward_jacobians_agree_on_nb201():
+    net = _as_vkdnw_scores(_nb201())
     x = torch.randn(3, 3, 8, 8)
     names = vk.selected_parameters(net)
     reverse, forward = vk._jacobian_reverse(net, x, names), vk._jacobian_forward(net, x, names)
@@ -381,10 +385,7 @@ SMALL_SIZES = {"nasbench301": {"C": 4, "layers": 2},
 def test_by_layer_jacobian_on_other_spaces(space):
     sp = get_space(space)
     torch.manual_seed(0)
-    net = sp.build_model(sp.sample(np.random.default_rng(0)), "cifar10", SMALL_SIZES[space])
-    az.kaiming_fan_in_(net)
-    vk.reset_batch_norm_statistics(net)
-    net.eval()
+    net = _as_vkdnw_scores(sp.build_model(sp.sample(np.random.default_rng(0)), "cifar10", SMALL_SIZES[space]))
     x = torch.randn(2, 3, 8, 8)
     names = vk.selected_parameters(net)
     reverse, by_layer = vk._jacobian_reverse(net, x, names), vk._jacobian_by_layer(net, x, names)
