@@ -1,6 +1,7 @@
 """Zero-shot searches (zc-evolution, zc-random), NASWOT and the rank-aggregation ensemble."""
 from __future__ import annotations
 
+import csv
 import json
 import math
 
@@ -279,7 +280,8 @@ def test_correlate_reuses_earlier_scores_and_adds_the_ensemble(tmp_path, shared_
     argv = common + ["--predictors", "ensemble", "--ensemble-components", "params,flops,synflow",
                      "--scores-from", str(tmp_path / "a"), "--out", str(tmp_path / "b")]
     assert main(argv) == 0
-    assert "reused from earlier runs: params, flops; scoring now: synflow" in capsys.readouterr().err
+    assert "reused from earlier runs: params (5 of 5), flops (5 of 5); scoring now: synflow on 5 architectures" \
+        in capsys.readouterr().err
     second = json.loads((tmp_path / "b" / "correlation.json").read_text())
     assert list(second["predictors"]) == ["params", "flops", "synflow", "ensemble"]
     assert second["predictors"]["params"] == first["predictors"]["params"]
@@ -289,6 +291,20 @@ def test_correlate_reuses_earlier_scores_and_adds_the_ensemble(tmp_path, shared_
     # scores made with other data settings are refused, naming the difference
     assert main(argv[:6] + ["4"] + argv[7:]) == 2
     assert "other settings" in capsys.readouterr().err
+    # a sample's scores stand in for those architectures of a larger run: only the others are scored
+    lines = bench.read_text().splitlines()
+    sampled = {r["arch_str"] for r in csv.DictReader(open(tmp_path / "a" / "scores.csv", newline=""))}
+    small = tmp_path / "small.csv"  # the 5 sampled cells and 3 others
+    small.write_text("\n".join([lines[0], *[ln for ln in lines[1:] if ln.split(",")[1] in sampled],
+                                 *[ln for ln in lines[1:] if ln.split(",")[1] not in sampled][:3]]) + "\n")
+    assert main(["correlate", "--all", "--seed", "0", "--batch-size", "2", "--data", "gaussian",
+                 "--benchmark", str(small), "--predictors", "params,flops",
+                 "--scores-from", str(tmp_path / "a"), "--out", str(tmp_path / "c")]) == 0
+    assert "params (5 of 8), flops (5 of 8); scoring now: params, flops on 3 architectures" in capsys.readouterr().err
+    log = (tmp_path / "c" / "scores.jsonl").read_text().splitlines()
+    assert json.loads(log[0])["header"]["keys"] == 3 and len(log) == 4
+    third = json.loads((tmp_path / "c" / "correlation.json").read_text())
+    assert third["n_archs"] == 8 and third["predictors"]["params"]["n_valid"] == 8
 
 
 # --------------------------------------------------------------------------- zc-pt

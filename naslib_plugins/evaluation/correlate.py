@@ -262,33 +262,38 @@ def run_correlation(
         scores_from = [*scores_from, out]
     base = {"space": space.name, "dataset": dataset, "seed": seed, **batches.settings(),
             **hvp_setting(make_predictors(per_arch, hvp))}
-    # predictors an earlier run scored on every one of these architectures are not scored again
+    # a score an earlier run made of one of these architectures is not made again: an
+    # architecture is scored only where some predictor lacks its score (a 1000-cell sample's
+    # scores stand in for those cells of a full-space run)
     reused: dict[str, dict] = {k: {"hash": k, "scores": {}, "seconds": {}, "status": {}, "reason": {}} for k in keys}
     for path in scores_from:
         earlier = read_reused_scores(path, base, batches.describe(),
                                      "" if path != out else f"the run in --out {out} (--restart scores it again)")
-        for name in per_arch:
-            if name not in rescore and all(k in earlier and name in earlier[k]["scores"] for k in keys):
-                for k in keys:
-                    for field in ("scores", "seconds", "status"):
-                        reused[k][field].setdefault(name, earlier[k][field][name])
-                    if name in earlier[k]["reason"]:
-                        reused[k]["reason"].setdefault(name, earlier[k]["reason"][name])
-                    reused[k].setdefault("arch_str", earlier[k]["arch_str"])
+        for k in keys:
+            for name in per_arch:
+                if name in rescore or k not in earlier or name not in earlier[k]["scores"]:
+                    continue
+                for field in ("scores", "seconds", "status"):
+                    reused[k][field].setdefault(name, earlier[k][field][name])
+                if name in earlier[k]["reason"]:
+                    reused[k]["reason"].setdefault(name, earlier[k]["reason"][name])
+                reused[k].setdefault("arch_str", earlier[k]["arch_str"])
     to_score = [n for n in per_arch if not all(n in reused[k]["scores"] for k in keys)]
+    score_at = [k for k in keys if any(n not in reused[k]["scores"] for n in to_score)]
     if scores_from:
-        taken = [n for n in per_arch if n not in to_score]
+        taken = [f"{n} ({sum(n in reused[k]['scores'] for k in keys)} of {len(keys)})" for n in per_arch
+                 if any(n in reused[k]["scores"] for k in keys)]
         info(f"reused from earlier runs: {', '.join(taken) or 'nothing'}; scoring now: "
-             f"{', '.join(to_score) or 'nothing'}")
+             f"{', '.join(to_score) or 'nothing'}" + (f" on {len(score_at)} architectures" if to_score else ""))
     records = reused
     out.mkdir(parents=True, exist_ok=True)  # after every input is read: a bad one leaves nothing behind
     if to_score:
-        settings = {**base, "predictors": to_score, "keys": len(keys), "benchmark": Path(truth.source).name,
+        settings = {**base, "predictors": to_score, "keys": len(score_at), "benchmark": Path(truth.source).name,
                     "metric": truth.metric}
         log = out / ("rescore.jsonl" if rescore else "scores.jsonl")
-        fresh = score_keys(space, keys, dataset, to_score, batches, seed, log, settings,
+        fresh = score_keys(space, score_at, dataset, to_score, batches, seed, log, settings,
                            workers=workers, resume=resume, desc=f"{space.name}/{dataset}", device=device, hvp=hvp)
-        for k in keys:
+        for k in score_at:
             for field in ("scores", "seconds", "status", "reason"):
                 records[k][field].update(fresh[k][field])
             records[k]["arch_str"] = fresh[k]["arch_str"]
