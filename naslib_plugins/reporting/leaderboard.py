@@ -148,12 +148,14 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
 
 
 def accuracy_cell(row: dict, note: str = "") -> str:
-    """Mean (+- std) over seeds and "(n=..., note)"."""
+    """Mean (+- std) over seeds and "(n=..., note)", marked "val" where the metric is validation
+    accuracy."""
     mean, std, n = row["mean_accuracy"], row["std_accuracy"], row["n_seeds"]
     if mean is None:
         return "n/a"
     tail = f"(n={n}{', ' + note if note else ''})"
-    return f"{mean:.2f} {tail}" if n < 2 else f"{mean:.2f} +- {std:.2f} {tail}"
+    cell = f"{mean:.2f} {tail}" if n < 2 else f"{mean:.2f} +- {std:.2f} {tail}"
+    return cell if row["metric"] == "test_accuracy" else f"val {cell}"
 
 
 def _sources_md(sources: list[Source], refs: dict[Source, int]) -> list[str]:
@@ -221,7 +223,7 @@ def _markdown(board: dict, anchors: Anchors | None, refs: dict[Source, int]) -> 
             if r["kind"] == "search":
                 secs = f"{fmt(r['mean_search_seconds'], 1)} / {fmt(r['mean_cpu_seconds'], 1)}"
                 dataset = r["dataset"] + (f" (found on {r['transfer_from']})" if "transfer_from" in r else "")
-                acc = accuracy_cell(r) if r["metric"] == "test_accuracy" else f"val {accuracy_cell(r)}"
+                acc = accuracy_cell(r)
                 rank = ("" if r["mean_rank"] is None
                         else f"{r['mean_rank']:.1f} +- {r['std_rank']:.1f} of {r['rank_of']}")
                 calls = fmt(r["mean_predictor_calls"], 0) if r["mean_predictor_calls"] is not None else ""

@@ -427,8 +427,6 @@ def searches(inputs: Inputs, *, runs: list[str], datasets: list[str], caption: s
             origin = r.get("transfer_from")
             found_on = "" if origin is None else f"found on {DATASET_SHORT.get(origin, origin)}"
             cell = accuracy_cell(r, found_on)
-            if r["metric"] != "test_accuracy":
-                cell = f"val {cell}"
             if r.get("mean_rank") is not None:
                 cell += f", rank {r['mean_rank']:.0f} of {r['rank_of']}"
             cells.append(cell + (f" / {published}" if published else ""))
