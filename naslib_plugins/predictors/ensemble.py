@@ -84,8 +84,9 @@ class Ensemble(SetPredictor):
         return inner.combine({c: columns[c] for c in inner.base_components})[0]
 
     def combine(self, columns: dict[str, list[float | None]]) -> tuple[list[float | None], list[str | None]]:
-        why = unrankable(columns, self.base_components)
-        n = len(columns[self.base_components[0]])
+        base = self.base_components
+        why = unrankable(columns, base)
+        n = len(columns[base[0]])
         if n == 0 or (why is not None and not self.skip_undefined):
             return [None] * n, [why] * n
         ranked = {c: self._column(c, columns) for c in self.components}
