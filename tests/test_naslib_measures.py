@@ -192,13 +192,13 @@ def batches():
     return ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian")
 
 
-def _forwards(names, batches):
+def _forwards(names, batches, saliencies=False):
     """Scores of `names` on one NB201 model inside one shared block, and the forward passes run."""
     torch.manual_seed(0)
     model = NB201.build_model(ARCH, "cifar10", SMALL)
     calls = []
     model.register_forward_pre_hook(lambda module, inputs: calls.append(1))
-    with shared_gradients(model):
+    with shared_gradients(model, saliencies=saliencies):
         scores = {n: get_predictor(n).score(model, batches, F.cross_entropy) for n in names}
     return scores, len(calls)
 
@@ -213,6 +213,11 @@ def test_gradient_measures_share_the_loss_pass(batches):
     last, forwards = _forwards(["grad_norm", "plain", "snip", "fisher"], batches)
     assert forwards == 2
     assert first == last and all(first[n] == scores[n] for n in ("grad_norm", "plain", "snip"))
+    # unless the block was told a reader of the saliencies is coming, as the engine tells it
+    told, forwards = _forwards(["grad_norm", "plain", "snip", "fisher"], batches, saliencies=True)
+    assert forwards == 1 and told == first
+    assert get_predictor("fisher").requirements().saliencies
+    assert not get_predictor("grad_norm").requirements().saliencies
 
 
 def test_jacobian_measures_share_one_pass(batches):
@@ -317,3 +322,13 @@ def test_equals_naslibs_measure_on_the_same_network_and_batch(name, batches):
     theirs = float(value) if name in ("jacov", "epe_nas", "zen") else float(sum(float(t.sum()) for t in value))
     torch.manual_seed(1)  # zen draws the same weights and inputs
     assert get_predictor(name).score(model, batches, F.cross_entropy) == pytest.approx(theirs, rel=1e-5, abs=1e-7)
+
+
+def test_engine_records_saliencies_on_the_first_loss_pass_when_fisher_is_scored(batches):
+    # grad_norm asks first; the engine told the block fisher would read the saliencies, so both
+    # read one pass: it is counted as shared, in neither's seconds
+    record = score_architecture(NB201, ARCH, "cifar10", make_predictors(["grad_norm", "fisher"]), batches,
+                                seed=3, size=SMALL)
+    assert record["shared_seconds"] > 0
+    alone = score_architecture(NB201, ARCH, "cifar10", make_predictors(["fisher"]), batches, seed=3, size=SMALL)
+    assert alone["shared_seconds"] == 0 and record["scores"]["fisher"] == alone["scores"]["fisher"]

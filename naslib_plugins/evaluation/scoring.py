@@ -65,7 +65,8 @@ def score_architecture(
     loss_fn = space.loss_fn(dataset)
     record: dict[str, Any] = {"hash": key, "arch_str": space.to_string(arch), "scores": {},
                               "seconds": {}, "status": {}, "reason": {}}
-    with shared_gradients(model, seed=arch_seed(seed, key)):
+    with shared_gradients(model, seed=arch_seed(seed, key),
+                          saliencies=any(p.requirements().saliencies for p in predictors.values())):
         for name, predictor in predictors.items():
             torch.manual_seed(arch_seed(seed, f"{key}|{name}"))
             read_as(model, name)

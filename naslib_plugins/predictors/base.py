@@ -29,6 +29,7 @@ class Requirements:
     labels: bool = True  # whether the targets (through the loss) enter the score
     train_mode: bool = True  # runs the network in train mode (BatchNorm on batch statistics); else eval or not at all
     weights: bool = True  # whether the initial weights enter the score (not for counts of the architecture)
+    saliencies: bool = False  # reads the loss pass's per-channel saliencies (`channel_saliencies`)
 
     @property
     def data(self) -> bool:
@@ -101,16 +102,18 @@ def sum_over_layers(layers, grads: dict, term: Callable[[torch.Tensor, torch.Ten
 _CACHE_ATTR = "_naslib_plugins_grad_cache"
 _PASSES, _READER = "passes", "reader"  # the cache's {key: [seconds, readers]} of its passes; who asks now
 _SEED = "seed"  # the engine's seed of this architecture, for passes several predictors share
+_SALIENCIES = "saliencies"  # whether every loss pass records the channel saliencies
 
 
 @contextmanager
-def shared_gradients(model: nn.Module, seed: int | None = None):
+def shared_gradients(model: nn.Module, seed: int | None = None, saliencies: bool = False):
     """Within this block, `batch_gradients`, `channel_saliencies` and `input_jacobian` compute each
     batch's pass once per model, so the predictors scoring one network share their forward and
     backward passes. The weights must not change inside the block (predictors that alter weights
     work on a `private_copy`). `seed`: the architecture's seed, which a shared pass that draws
-    random numbers reads (`shared_seed`) whichever predictor asks first."""
-    setattr(model, _CACHE_ATTR, {_PASSES: {}, _READER: None, _SEED: seed})
+    random numbers reads (`shared_seed`) whichever predictor asks first. `saliencies`: a predictor
+    of the block will read them, so the loss pass records them whoever asks first."""
+    setattr(model, _CACHE_ATTR, {_PASSES: {}, _READER: None, _SEED: seed, _SALIENCIES: saliencies})
     try:
         yield model
     finally:
@@ -210,10 +213,10 @@ def channel_saliencies(
     the forward of batch i: the output times d loss / d output, summed over the positions past
     the channel axis, i.e. the derivative of the loss by a per-sample mask on each output channel.
 
-    The same pass as `batch_gradients`: when this asks for batch i first, the shared pass records
-    these as well; when the gradients are already there, it takes a pass of its own, since
-    recording them on every pass (a hook per layer) would cost the predictors that do not read
-    them ~5% of an NB201 pass on the CPU."""
+    The same pass as `batch_gradients`: the shared pass records these when this asks for batch i
+    first, or when the block was opened with `saliencies=True`; otherwise, the gradients being
+    already there, it takes a pass of its own. Recording them on every pass (a hook per layer)
+    would cost the predictors that do not read them ~5% of an NB201 pass on the CPU."""
     return _loss_pass(model, batches, i, loss_fn, saliencies=True).saliencies
 
 
@@ -224,6 +227,7 @@ def _loss_pass(model: nn.Module, batches: BatchSource, i: int, loss_fn: LossFn, 
     if cached is not None and (cached.saliencies is not None or not saliencies):
         _note_read(cache, key)
         return cached
+    saliencies = saliencies or (cache is not None and cache[_SALIENCIES])
     model.train()
     params = [p for p in model.parameters() if p.requires_grad]
     x, y = batches.batch(i)

@@ -85,6 +85,9 @@ class Fisher(Predictor):
     agree with that in scale and rank. (Under PyTorch 2 that hook fails on a layer's second run,
     having deleted the activation it stored at the first.)"""
 
+    def requirements(self) -> Requirements:
+        return Requirements(saliencies=True)
+
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
         saliencies = channel_saliencies(model, batches, 0, loss_fn)
         total = 0.0
