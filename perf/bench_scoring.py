@@ -1,8 +1,8 @@
 """Scoring time per predictor over the floor: one bare forward+backward of the same NB201 model
 on the same batch, measured in the same run and the same way (each call on a freshly built
-network, built outside the timer, the fastest of --repeats calls; the build is its own line). Also every predictor in one pass, where those that
-read the same batch gradients share them, over the sum of the predictors run one by one; and
-NAS-Bench-Suite-Zero's first-order proxies together over the floor.
+network, built outside the timer, the fastest of --repeats calls; the build is its own line).
+Also every predictor in one pass, where those that read the same batch gradients share them,
+over the sum of the predictors run one by one; and NAS-Bench-Suite-Zero's first-order proxies together over the floor.
 
     python perf/bench_scoring.py [--n-archs 10] [--batch-size 64] [--threads 2] [--repeats 2]
 
