@@ -3,7 +3,6 @@ leaderboard, tables, verify, naslib-run, list."""
 from __future__ import annotations
 
 import argparse
-import csv
 import inspect
 import json
 import os
@@ -137,7 +136,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from naslib_plugins.evaluation.export import as_stored
     from naslib_plugins.evaluation.ground_truth import load_zc_scores
     from naslib_plugins.evaluation.scoring import hvp_setting, make_predictors
-    from naslib_plugins.fileio import atomic_write, write_text_atomic
+    from naslib_plugins.fileio import write_csv, write_text_atomic
     from naslib_plugins.predictors import PREDICTORS
 
     space = _space(args)
@@ -184,12 +183,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         sp = "n/a" if c["spearman"] is None else f"{c['spearman']:.3f}"
         kt = "n/a" if c["kendall"] is None else f"{c['kendall']:.3f}"
         lines.append(f"| {n} | {sp} | {kt} | {exact}/{len(keys)} | {c['max_abs_diff']:.3g} |")
-    with atomic_write(out / "scores.csv", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["hash", "arch_str"] + [c for n in names for c in (n, f"{n}_naslib")])
-        for k in keys:
-            pairs = [v for n in names for v in (records[k]["scores"].get(n), recorded[k][n])]
-            w.writerow([k, records[k]["arch_str"], *pairs])
+    write_csv(out / "scores.csv", [["hash", "arch_str"] + [c for n in names for c in (n, f"{n}_naslib")]]
+              + [[k, records[k]["arch_str"], *(v for n in names for v in (records[k]["scores"].get(n), recorded[k][n]))]
+                 for k in keys])
     write_text_atomic(out / "agreement.json", json.dumps(result, indent=2) + "\n")
     table = "\n".join(lines)
     write_text_atomic(out / "agreement.md", table + f"\n\nData: {result['data']}.\n\nCommand: `{result['command']}`\n")

@@ -4,13 +4,17 @@ writer."""
 from __future__ import annotations
 
 import contextlib
+import csv
+import gzip
+import io
 import os
 import secrets
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-from naslib_plugins.errors import UserError
+from naslib_plugins.errors import BenchmarkFileError, UserError
 
 try:
     import fcntl
@@ -41,6 +45,52 @@ def atomic_write(path: str | Path, binary: bool = False, **open_options) -> Iter
 def write_text_atomic(path: str | Path, text: str) -> None:
     with atomic_write(path) as f:
         f.write(text)
+
+
+# a table past this many bytes (a full-space run's scores: 15,625 rows) is written gzip-compressed
+# as NAME.gz, since git hosts warn about larger files; the readers take either
+COMPRESS_OVER = 2 * 1024 * 1024
+
+
+def write_csv(path: str | Path, rows: Iterable[list]) -> Path:
+    """`rows` as CSV at `path`, or gzip-compressed at `path`.gz when the text passes COMPRESS_OVER
+    bytes (with no time stamp, so the same rows give the same bytes); the other form, left by an
+    earlier write, is removed once this one is in place. Returns the file written."""
+    path = Path(path)
+    text = io.StringIO(newline="")
+    csv.writer(text).writerows(rows)
+    data = text.getvalue().encode("utf-8")
+    target, other = path, path.with_name(path.name + ".gz")
+    if len(data) > COMPRESS_OVER:
+        target, other, data = other, target, gzip.compress(data, mtime=0)
+    with atomic_write(target, binary=True) as f:
+        f.write(data)
+    other.unlink(missing_ok=True)
+    return target
+
+
+def csv_path(path: str | Path) -> Path | None:
+    """The file `write_csv(path, ...)` wrote: `path` or `path`.gz, None when neither is there."""
+    path = Path(path)
+    found = [p for p in (path, path.with_name(path.name + ".gz")) if p.is_file()]
+    if len(found) == 2:
+        raise BenchmarkFileError(f"both {found[0]} and {found[1].name} are there: remove the stale one")
+    return found[0] if found else None
+
+
+@contextlib.contextmanager
+def open_csv(path: str | Path) -> Iterator[IO[str]]:
+    """`path` (or `path`.gz, see `csv_path`) open as text for the csv module; a missing file or a
+    damaged compressed one is a BenchmarkFileError naming it."""
+    found = csv_path(path)
+    if found is None:
+        raise BenchmarkFileError(f"{path}: no such file (nor {Path(path).name}.gz)")
+    try:
+        with (gzip.open(found, "rt", encoding="utf-8", newline="") if found.suffix == ".gz"
+              else open(found, newline="", encoding="utf-8")) as f:
+            yield f
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise BenchmarkFileError(f"{found}: damaged gzip file ({e})") from None
 
 
 class OutputLock:

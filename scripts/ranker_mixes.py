@@ -20,7 +20,7 @@ from pathlib import Path
 
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.correlation import correlations, with_ci
-from naslib_plugins.fileio import atomic_write
+from naslib_plugins.fileio import atomic_write, open_csv
 from naslib_plugins.predictors import get_predictor
 from naslib_plugins.predictors.ensemble import UNION_COMPONENTS
 
@@ -40,7 +40,7 @@ def read_run(folder: Path) -> tuple[dict, dict[str, dict[str, float | None]], di
     meta = json.loads((folder / "correlation.json").read_text())
     metric = meta["metric"]
     scores, truth = {}, {}
-    with open(folder / "scores.csv", newline="") as f:
+    with open_csv(folder / "scores.csv") as f:
         for row in csv.DictReader(f):
             scores[row["hash"]] = {k: (float(v) if v != "" else None) for k, v in row.items()
                                    if f"{k}_status" in row and row[f"{k}_status"] == "ok"}

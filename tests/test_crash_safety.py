@@ -191,8 +191,8 @@ def test_leaderboard_skips_damaged_runs_with_a_warning_and_builds_the_rest(tmp_p
                              "invalid JSON") and err[0].endswith("; run skipped")
     assert err[1].startswith(f"naslib-plugins: warning: {results / 'bad_search' / 'search.json'}: truncated or "
                              "invalid JSON") and err[1].endswith("; run skipped")
-    assert err[2] == (f"naslib-plugins: warning: {results / 'no_scores' / 'scores.csv'}: No such file or "
-                      "directory; plot skipped")
+    assert err[2] == (f"naslib-plugins: warning: {results / 'no_scores' / 'scores.csv'}: no such file "
+                      "(nor scores.csv.gz); plot skipped")
     board = json.loads((results / "LEADERBOARD.json").read_text())
     assert [r["file"] for r in board["correlation"][0]["rows"]] == ["good/correlation.json",
                                                                     "no_scores/correlation.json"]
@@ -255,3 +255,33 @@ def test_a_second_run_on_the_same_out_is_refused(tmp_path, capsys, command, log)
         assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [f"{log}.lock"]
     finally:
         held.release()
+
+
+def test_write_csv_compresses_a_large_table_deterministically_and_reads_either_form(tmp_path, monkeypatch):
+    import gzip
+
+    import naslib_plugins.fileio as fileio
+    from naslib_plugins.errors import BenchmarkFileError
+
+    rows = [["hash", "score"]] + [[f"({i},)", i / 7] for i in range(50)]
+    path = tmp_path / "scores.csv"
+    assert fileio.write_csv(path, rows) == path
+    with fileio.open_csv(path) as f:
+        plain = f.read()
+    monkeypatch.setattr(fileio, "COMPRESS_OVER", len(plain) - 1)
+    gz = fileio.write_csv(path, rows)
+    assert gz.name == "scores.csv.gz" and not path.exists()
+    first = gz.read_bytes()
+    assert fileio.write_csv(path, rows).read_bytes() == first  # no time stamp in the gzip header
+    with fileio.open_csv(path) as f:
+        assert f.read() == plain
+    path.write_text(plain)  # an older plain file beside the compressed one: which is current is unknown
+    with pytest.raises(BenchmarkFileError, match="remove the stale one"):
+        fileio.csv_path(path)
+    path.unlink()
+    gz.write_bytes(gzip.compress(plain.encode())[:40])  # cut short
+    with pytest.raises(BenchmarkFileError, match="damaged gzip"), fileio.open_csv(path) as f:
+        f.read()
+    gz.unlink()
+    with pytest.raises(BenchmarkFileError, match="no such file"), fileio.open_csv(path):
+        pass

@@ -526,7 +526,7 @@ def test_tables_skip_a_damaged_run_with_a_warning(tables_tree):
     messages = sorted(str(w.message) for w in caught)
     assert len(messages) == 2  # once each, though two tables read them
     assert messages[0].startswith(f"{broken / 'correlation.json'}: truncated or invalid JSON")
-    assert messages[1] == f"{no_scores}: No such file or directory; run skipped"
+    assert messages[1] == f"{no_scores}: no such file (nor scores.csv.gz); run skipped"
     page = (results / "README.md").read_text()
     assert "### nasbench101 cifar10 (" in page and "broken" not in page and "nasbench101 other" not in page
     # the summary reads no scores.csv: the run without one is still there

@@ -114,3 +114,22 @@ def test_verify_rebuilds_the_network_a_run_chose():
     assert _space(_recorded_args(meta)).init == "naslib"
     meta["command"] = meta["command"].replace(" --init naslib", "")
     assert _space(_recorded_args(meta)).init == "default"
+
+
+def test_a_run_too_large_to_keep_plain_is_written_compressed_and_read_back(tmp_path, monkeypatch, capsys):
+    # a full-space run's scores pass the limit; six rows do with the limit set low
+    import naslib_plugins.fileio as fileio
+    from naslib_plugins.reporting.runs import read_scores
+
+    monkeypatch.setattr(fileio, "COMPRESS_OVER", 100)
+    out = tmp_path / "run"
+    assert run(monkeypatch, [*RUN, "--out", str(out)]) == 0
+    assert (out / "scores.csv.gz").is_file() and not (out / "scores.csv").exists()
+    assert len(read_scores(out, ["params", "snip"])) == 6
+    assert run(monkeypatch, ["verify", str(tmp_path), "--all-rows"]) == 0
+    (out / "scores.jsonl").unlink()  # resumed from its compressed scores, as in a fresh clone
+    assert run(monkeypatch, [*RUN, "--out", str(out)]) == 0
+    assert "scoring now: nothing" in capsys.readouterr().err
+    monkeypatch.setattr(fileio, "COMPRESS_OVER", 10**9)  # small again: plain, and the .gz is gone
+    assert run(monkeypatch, [*RUN, "--out", str(out)]) == 0
+    assert (out / "scores.csv").is_file() and not (out / "scores.csv.gz").exists()

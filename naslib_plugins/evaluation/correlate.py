@@ -16,7 +16,7 @@ from naslib_plugins.evaluation.correlation import correlations, with_ci
 from naslib_plugins.evaluation.ground_truth import GroundTruth
 from naslib_plugins.evaluation.journal import ScoreLog, read_score_log
 from naslib_plugins.evaluation.scoring import ScoringJob, hvp_setting, make_predictors, score_into_log
-from naslib_plugins.fileio import atomic_write, write_text_atomic
+from naslib_plugins.fileio import csv_path, open_csv, write_csv, write_text_atomic
 from naslib_plugins.predictors import PREDICTORS, SetPredictor, get_predictor
 from naslib_plugins.spaces.base import SearchSpace
 
@@ -54,17 +54,17 @@ def score_keys(
 
 
 def write_scores_csv(path: Path, records: list[dict], names: list[str], truth: GroundTruth | None) -> None:
-    with atomic_write(path, newline="") as f:
-        w = csv.writer(f)
-        header = ["hash", "arch_str"] + ([truth.metric] if truth else [])
+    """scores.csv, or scores.csv.gz for a table too large to keep plain (fileio.write_csv)."""
+    header = ["hash", "arch_str"] + ([truth.metric] if truth else [])
+    for n in names:
+        header += [n, f"{n}_seconds", f"{n}_status", f"{n}_reason"]
+    rows = [header + ["shared_seconds"]]
+    for r in records:
+        row: list[Any] = [r["hash"], r["arch_str"]] + ([truth.get(r["hash"])] if truth else [])
         for n in names:
-            header += [n, f"{n}_seconds", f"{n}_status", f"{n}_reason"]
-        w.writerow(header + ["shared_seconds"])
-        for r in records:
-            row: list[Any] = [r["hash"], r["arch_str"]] + ([truth.get(r["hash"])] if truth else [])
-            for n in names:
-                row += [r["scores"].get(n), r["seconds"].get(n), r["status"].get(n), r["reason"].get(n, "")]
-            w.writerow(row + [r.get("shared_seconds")])
+            row += [r["scores"].get(n), r["seconds"].get(n), r["status"].get(n), r["reason"].get(n, "")]
+        rows.append(row + [r.get("shared_seconds")])
+    write_csv(path, rows)
 
 
 def add_set_level(set_predictors: dict[str, SetPredictor], records: list[dict]) -> None:
@@ -82,12 +82,9 @@ def add_set_level(set_predictors: dict[str, SetPredictor], records: list[dict]) 
 
 def write_repeats_csv(path: Path, runs: dict[int, list[dict]], names: list[str]) -> None:
     """Every architecture's scores under each initialisation seed, one row per (architecture, seed)."""
-    with atomic_write(path, newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["hash", "arch_str", "init_seed", *names])
-        for init_seed, records in runs.items():
-            for r in records:
-                w.writerow([r["hash"], r["arch_str"], init_seed, *(r["scores"].get(n) for n in names)])
+    write_csv(path, [["hash", "arch_str", "init_seed", *names]]
+              + [[r["hash"], r["arch_str"], init_seed, *(r["scores"].get(n) for n in names)]
+                 for init_seed, records in runs.items() for r in records])
 
 
 def spread(results: list[dict]) -> dict:
@@ -168,10 +165,11 @@ def read_reused_scores(path: Path, settings: dict, describe: str, label: str = "
     path = Path(path)
     label = label or f"--scores-from {path}"
     if path.is_dir():
-        meta_path, csv_path = path / "correlation.json", path / "scores.csv"
-        for f in (meta_path, csv_path):
-            if not f.is_file():
-                raise BenchmarkFileError(f"--scores-from {path}: no {f.name} there")
+        meta_path = path / "correlation.json"
+        if not meta_path.is_file():
+            raise BenchmarkFileError(f"--scores-from {path}: no correlation.json there")
+        if csv_path(path / "scores.csv") is None:
+            raise BenchmarkFileError(f"--scores-from {path}: no scores.csv (or scores.csv.gz) there")
         try:
             meta = json.loads(meta_path.read_text())
         except ValueError as e:  # also UnicodeDecodeError: a binary file
@@ -181,7 +179,7 @@ def read_reused_scores(path: Path, settings: dict, describe: str, label: str = "
         ours = {"space": settings["space"], "dataset": settings["dataset"], "seed": settings["seed"], "data": describe,
                 "hvp": settings.get("hvp")}
         names = list(meta.get("predictors", {}))
-        records = _read_scores_csv(csv_path, names)
+        records = _read_scores_csv(path / "scores.csv", names)
     else:
         header, records, _, _ = read_score_log(path)
         theirs = {k: header.get(k) for k in _REUSE_KEYS}
@@ -200,7 +198,7 @@ def _read_scores_csv(path: Path, names: list[str]) -> dict[str, dict]:
         return None if text == "" else float(text)
 
     records = {}
-    with open(path, newline="") as f, text_file(path, "scores file"):
+    with open_csv(path) as f, text_file(path, "scores file"):
         reader = csv.DictReader(f)
         needed = ["hash", "arch_str"] + [c for n in names for c in (n, f"{n}_seconds", f"{n}_status")]
         missing = [c for c in needed if c not in (reader.fieldnames or [])]
@@ -255,7 +253,7 @@ def run_correlation(
     if unknown:
         raise UserError(f"--rescore {', '.join(unknown)}: not among this run's per-architecture predictors "
                         f"({', '.join(per_arch)})")
-    finished = (out / "scores.csv").is_file() and (out / "correlation.json").is_file()
+    finished = csv_path(out / "scores.csv") is not None and (out / "correlation.json").is_file()
     if finished and (rescore or (resume and not (out / "scores.jsonl").exists())):
         # a finished run is resumed from its outputs, which outlive its (uncommitted) score log:
         # the same command again rewrites them from the scores they hold

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from naslib_plugins.errors import BenchmarkFileError
+from naslib_plugins.fileio import csv_path, open_csv
 
 # float32 scores move by up to 1e-3 relative between runs of the same code on different CPU kernel
 # paths, except GraSP (2.6e-2) and EPE-NAS (3.8e-3) (results/perf/kernel_paths.json); on the machine
@@ -34,7 +35,7 @@ def find_runs(paths: Iterable[Path]) -> list[Path]:
         if path.is_dir():
             candidates += [m.parent for name in META_FILES for m in path.rglob(name)]
         for folder in candidates:
-            if (folder / "scores.csv").is_file() and any((folder / m).is_file() for m in META_FILES):
+            if csv_path(folder / "scores.csv") and any((folder / m).is_file() for m in META_FILES):
                 found.add(folder)
     return sorted(found)
 
@@ -47,7 +48,7 @@ def read_run(folder: Path) -> tuple[dict, list[dict]]:
     except ValueError as e:
         raise BenchmarkFileError(f"{meta_path}: not valid JSON ({e})") from None
     meta["kind"] = "correlate" if meta_path.name == "correlation.json" else "naslib-agreement"
-    with open(folder / "scores.csv", newline="") as f:
+    with open_csv(folder / "scores.csv") as f:
         rows = list(csv.DictReader(f))
     return meta, rows
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from naslib_plugins.errors import BenchmarkFileError
+from naslib_plugins.fileio import open_csv
 
 CORRELATION_KEYS = ("space", "dataset", "n_archs", "seed", "metric", "predictors")
 PREDICTOR_KEYS = ("kendall", "spearman", "top10_precision", "n_valid", "n_failed", "seconds_per_arch")
@@ -99,12 +100,12 @@ def search_runs(results_dir: Path) -> list[tuple[Path, dict]]:
 
 
 def read_scores(run_dir: Path, names: list[str]) -> dict[str, dict[str, float]]:
-    """{hash: {column: value}} from a run's scores.csv, for the named columns; a predictor's score
-    only where its status is ok (a run without status columns counts every value), so failed
-    architectures drop out."""
+    """{hash: {column: value}} from a run's scores.csv (or .csv.gz), for the named columns; a
+    predictor's score only where its status is ok (a run without status columns counts every
+    value), so failed architectures drop out."""
     path = Path(run_dir) / "scores.csv"
     try:
-        with open(path, newline="") as f:
+        with open_csv(path) as f:
             reader = csv.DictReader(f)
             columns = reader.fieldnames or []
             missing = [c for c in ["hash", *names] if c not in columns]
