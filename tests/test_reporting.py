@@ -282,9 +282,10 @@ def test_spearman_heatmap_needs_runs(tmp_path):
         spearman_heatmap(tmp_path)
 
 
-def _runs(spearman: dict[tuple[str, str], dict[str, float | None]], n_archs: int = 100) -> list[tuple[Path, dict]]:
+def _runs(spearman: dict[tuple[str, str], dict[str, float | None]], n_archs: int = 100, metric: str | None = None
+          ) -> list[tuple[Path, dict]]:
     return [(Path(f"{space}/{dataset}/correlation.json"),
-             {"space": space, "dataset": dataset, "n_archs": n_archs,
+             {"space": space, "dataset": dataset, "n_archs": n_archs, "metric": metric,
               "predictors": {n: {"spearman": v} for n, v in by_name.items()}})
             for (space, dataset), by_name in spearman.items()]
 
@@ -295,10 +296,22 @@ def test_spearman_table_orders_predictors_by_mean():
     runs += _runs({("nasbench201", "cifar10"): {"zico": 0.1}}, n_archs=50)  # fewer archs: not the one shown
     names, benchmarks, table, ran = _spearman_table(runs)
     assert names == ["zico", "nasi", "grasp"]  # means .70, .60, .10 (grasp's n/a left out)
-    assert benchmarks == [("nasbench101", "cifar10"), ("nasbench201", "cifar10")]
+    assert benchmarks == [("nasbench101", "cifar10", None), ("nasbench201", "cifar10", None)]
     assert table[0].tolist() == [0.6, 0.8] and np.isnan(table[2, 1]) and ran.all()
     names, _, table, ran = _spearman_table(runs + _runs({("transbench101_micro", "jigsaw"): {"nwot": 0.9}}))
     assert names[0] == "nwot" and np.isnan(table[0, :2]).all() and ran[0].tolist() == [False, False, True]
+
+
+def test_spearman_heatmap_keeps_a_benchmarks_validation_runs_apart(tmp_path):
+    # NB201's protocol P2 (validation accuracy) beside P1 (test), on as many cells: two columns
+    runs = _runs({("nasbench201", "cifar10"): {"zico": 0.8}}, metric="test_accuracy")
+    runs += _runs({("nasbench201", "cifar10"): {"zico": 0.7}}, metric="val_accuracy")
+    runs += _runs({("nasbench101", "cifar10"): {"zico": 0.6}}, metric="val_accuracy")
+    names, benchmarks, table, _ = _spearman_table(runs)
+    assert benchmarks == [("nasbench101", "cifar10", "val_accuracy"), ("nasbench201", "cifar10", "test_accuracy"),
+                          ("nasbench201", "cifar10", "val_accuracy")]
+    assert table[0].tolist() == [0.6, 0.8, 0.7]
+    _assert_figure(spearman_heatmap(tmp_path, tmp_path / "heat.png", runs))
 
 
 def test_spearman_heatmap_stays_narrow(tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections import Counter
 from pathlib import Path
 
 import matplotlib
@@ -159,18 +160,20 @@ def _row_means(table: np.ndarray) -> np.ndarray:
     return np.array([np.mean(row[np.isfinite(row)]) if np.isfinite(row).any() else np.nan for row in table])
 
 
-def _spearman_table(runs: list[tuple[Path, dict]]) -> tuple[list[str], list[tuple[str, str]], np.ndarray, np.ndarray]:
+def _spearman_table(runs: list[tuple[Path, dict]]
+                    ) -> tuple[list[str], list[tuple[str, str, str | None]], np.ndarray, np.ndarray]:
     """(predictors, benchmarks, Spearman table with NaN where none, table of "ran there"); a benchmark
-    is a (space, dataset); where several runs cover one benchmark and predictor, the one with the
-    most architectures (first by path). Predictors by mean Spearman over their benchmarks, highest
-    first (those with none last), benchmarks by space, then dataset."""
-    chosen: dict[tuple[str, str], dict[str, tuple[int, float | None]]] = {}
+    is a (space, dataset, metric): NB201's protocol-P2 runs, against validation accuracy, are a
+    column apart from its test-accuracy runs. Where several runs cover one benchmark and predictor,
+    the one with the most architectures (first by path). Predictors by mean Spearman over their
+    benchmarks, highest first (those with none last), benchmarks by space, dataset, then metric."""
+    chosen: dict[tuple[str, str, str | None], dict[str, tuple[int, float | None]]] = {}
     for _, data in runs:
-        bench = chosen.setdefault((data["space"], data["dataset"]), {})
+        bench = chosen.setdefault((data["space"], data["dataset"], data.get("metric")), {})
         for name, c in data["predictors"].items():
             if name not in bench or data["n_archs"] > bench[name][0]:
                 bench[name] = (data["n_archs"], c["spearman"])
-    benchmarks = sorted(chosen, key=lambda b: (b[0], b[1].lower()))
+    benchmarks = sorted(chosen, key=lambda b: (b[0], b[1].lower(), b[2] or ""))
     names = list(dict.fromkeys(n for b in benchmarks for n in chosen[b]))
     table = np.array([[np.nan if chosen[b].get(n, (0, None))[1] is None else chosen[b][n][1] for b in benchmarks]
                       for n in names], dtype=float).reshape(len(names), len(benchmarks))
@@ -211,7 +214,11 @@ def spearman_heatmap(results_dir: Path, out_png: Path | None = None, runs: list[
     mesh = ax.pcolormesh(np.arange(n_cols + 1), np.arange(n_rows + 1), np.ma.masked_invalid(table), **colours)
     for (i, j), value in np.ndenumerate(table):
         _annotate(ax, j + 0.5, i + 0.5, value, ran[i, j], fontsize)
-    ticks, labels = list(np.arange(n_cols) + 0.5), [benchmark_label(*b) for b in benchmarks]
+    # the split is named only where one benchmark has columns for two
+    metrics = Counter(b[:2] for b in benchmarks)
+    labels = [benchmark_label(space, dataset) + (f" ({SPLITS.get(metric, metric)})" if metrics[space, dataset] > 1
+                                                 else "") for space, dataset, metric in benchmarks]
+    ticks = list(np.arange(n_cols) + 0.5)
     if n_cols > 1:
         means = _row_means(table)
         x = n_cols + 0.3
