@@ -218,6 +218,50 @@ def test_fixed_nu_and_saturated_penalty():
     assert median.trace["nu"][0] == pytest.approx(float(np.median(fixed.trace["random_scores"])))
 
 
+def test_a_supernet_sampled_per_cell_runs_each_cells_own_choice():
+    torch.manual_seed(3)
+    net = NB201Supernet(10, C=4, N=1).train()
+    x, y = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian").batch(0)
+    a, b, c = (2, 3, 0, 4, 1, 2), (1, 2, 2, 3, 0, 4), (3, 3, 1, 0, 2, 1)
+    assert net.sampled_cells() == 3
+    # the same cell three times is the shared sample
+    same = one_hot(a) * 3
+    assert torch.equal(net(x, same), net(x, one_hot(a)))
+    assert net.parameters_of(net.choice_of(same)) == net.parameters_of(list(a))
+    # each cell its own: the parameters of each cell's chosen ops, and only those
+    mixed = one_hot(a) + one_hot(b) + one_hot(c)
+    params = net.parameters_of(net.choice_of(mixed))
+    cells = [layer for layer in net.cells if hasattr(layer, "edges")]
+    chosen = [p for cell, arch in zip(cells, (a, b, c)) for edge, op in zip(cell.edges, arch) if op != NONE
+              for p in edge.ops[str(op)].parameters()]
+    assert all(any(p is q for q in params) for p in chosen)
+    assert not any(p is q for cell, arch in zip(cells, (a, b, c)) for edge, op in zip(cell.edges, arch)
+                   for key, m in edge.ops.items() if int(key) != op for p in m.parameters() for q in params)
+    assert not torch.equal(net(x, mixed), net(x, one_hot(a)))
+    with pytest.raises(ValueError, match="7 edge weights"):
+        net(x, one_hot(a) + one_hot(b)[:1])
+
+
+def test_per_cell_search_samples_each_cell_and_steps_the_shared_alpha():
+    space = get_space("nasbench201")
+    batches = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian")
+    size = dict(channels=4, cells=2)  # 6 cells, so 36 sampled edges per step
+    per_cell = NASI(steps=3, per_cell=True, **size)
+    first = per_cell.search(space, "cifar10", batches, seed=0, progress=False)
+    again = per_cell.search(space, "cifar10", batches, seed=0, progress=False)
+    shared = NASI(steps=3, **size).search(space, "cifar10", batches, seed=0, progress=False)
+    assert first.trace["alpha"] == again.trace["alpha"] and len(first.trace["alpha"]) == 6
+    assert first.trace["alpha"] != shared.trace["alpha"] and space.parse(first.arch) == first.arch
+    assert NASI(per_cell=True).options()["per_cell"] is True and "per_cell" not in NASI().options()
+    exact = NASI(steps=3, per_cell=True, hvp="exact", **size).search(space, "cifar10", batches, seed=0,
+                                                                     progress=False)
+    fd, ex = np.concatenate(first.trace["alpha"]), np.concatenate(exact.trace["alpha"])
+    assert fd @ ex / (np.linalg.norm(fd) * np.linalg.norm(ex)) > 0.999  # the fd step, as on the shared sample
+    for name in ("nasbench301", "mlp_act_skip"):
+        with pytest.raises(UserError, match="samples all its cells at once"):
+            NASI(per_cell=True).check(get_space(name), "cifar10")
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(nu="sometimes"), "unknown nu mode"),
     (dict(steps=0), "steps must be a positive integer"),

@@ -130,13 +130,15 @@ class NASI(Optimizer):
         "xi": "step size: ||Delta|| <= xi",
         **SUPERNET_HELP,
         "drop_none": "leave `none` out of every edge's candidates (NB201, TNB micro)",
+        "per_cell": "each cell draws its own Gumbel sample from the shared alpha, instead of one sample for "
+                    "all cells (NB201)",
         "hvp": f"d S / d alpha: {HVP_HELP}",
     }
 
     def __init__(self, steps: int = 100, mu: float = 1.0, nu: str = "adaptive", nu0: float | None = None,
                  nu_scale: float = 1.0, nu_samples: int = 50, nu_stat: str = "mean", tau: float = 1.0, xi: float = 1.0,
                  channels: int | None = None, cells: int | None = None, drop_none: bool = False,
-                 hvp: str = "fd"):
+                 hvp: str = "fd", per_cell: bool = False):
         if nu not in NU_MODES:
             raise UserError(f"unknown nu mode {nu!r}; known: {', '.join(NU_MODES)}")
         if nu_stat not in NU_STATS:
@@ -171,6 +173,7 @@ class NASI(Optimizer):
         self.cells = cells
         self.drop_none = bool(drop_none)
         self.hvp = check_hvp(hvp, "nasi")
+        self.per_cell = bool(per_cell)
 
     def _adaptive_nu0(self) -> float:
         return ADAPTIVE_NU0 if self.nu0 is None else self.nu0
@@ -182,14 +185,17 @@ class NASI(Optimizer):
         # options added after runs were recorded: left out at the paper's choice, so those runs
         # keep resuming and their recorded commands still reproduce them
         # (hvp: runs recorded before fd existed used the exact double backward)
-        for key, paper in (("nu_stat", "mean"), ("drop_none", False), ("hvp", "exact")):
+        for key, paper in (("nu_stat", "mean"), ("drop_none", False), ("hvp", "exact"), ("per_cell", False)):
             if options[key] == paper:
                 del options[key]
         return options
 
     def check(self, space: SearchSpace, dataset: str) -> None:
-        if self.drop_none and space.supernet_type("nasi").none_op is None:
+        supernet = space.supernet_type("nasi")
+        if self.drop_none and supernet.none_op is None:
             raise UserError(f"nasi drop-none: the {space.name} supernet has no `none` op to drop")
+        if self.per_cell and supernet.sampled_cells is Supernet.sampled_cells:
+            raise UserError(f"nasi per-cell: the {space.name} supernet samples all its cells at once")
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
                progress: bool = True, device: torch.device = CPU) -> SearchOutcome:
@@ -226,16 +232,19 @@ class NASI(Optimizer):
                 fixed = fixed_nu(trace["random_scores"], self.nu_scale, self.nu_stat)
 
         alpha = [torch.zeros(n, requires_grad=True) for n in net.groups]  # alpha_0 = 0
+        # per cell: the categoricals repeated once per cell, each copy with its own noise; the
+        # copies' gradients add up in the shared alpha
+        choices = list(zip(alpha, offsets)) * (net.sampled_cells() if self.per_cell else 1)
         gradients: list[np.ndarray] = []
         steps = tqdm(range(self.steps), desc=f"nasi seed {seed}", unit="step", file=sys.stderr,
                      dynamic_ncols=True, disable=not progress)
         with FrozenKinks(net) if self.hvp == "fd" else nullcontext() as kinks:
             for t in steps:
                 x, y = batches.batch(t)
-                noise = [gumbel(a.numel(), generator) for a in alpha]
+                noise = [gumbel(a.numel(), generator) for a, _ in choices]
 
                 def sample(noise=noise):
-                    return [straight_through(a + o, n, self.tau).to(device) for a, o, n in zip(alpha, offsets, noise)]
+                    return [straight_through(a + o, n, self.tau).to(device) for (a, o), n in zip(choices, noise)]
 
                 s, score_gradient = self._step(net, kinks, alpha, sample, laid_out(x, layout), y, loss_fn)
                 if not math.isfinite(s):

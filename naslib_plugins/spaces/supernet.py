@@ -66,6 +66,12 @@ class Supernet(nn.Module):
     def choice_of(self, weights: Sequence[torch.Tensor]) -> list[int]:
         return [int(w.argmax()) for w in weights]
 
+    def sampled_cells(self) -> int | None:
+        """How many cells can each take a sample of their own from the shared categoricals (NASI's
+        per-cell sampling): the forward then takes `groups` repeated once per cell, cell by cell,
+        and `parameters_of` a choice as long. None: every cell takes the one sample."""
+        return None
+
     def parameters_of(self, choice: Sequence[int]) -> list[nn.Parameter]:
         """The parameters of the sub-network `choice` selects, in a fixed order."""
         raise NotImplementedError

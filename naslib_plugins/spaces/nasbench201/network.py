@@ -3,7 +3,7 @@ reductions between them, BN-ReLU-GAP-linear head) around injected cells, shared 
 stand-alone network and the supernets."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -77,7 +77,7 @@ class Cell(nn.Module):
 class NB201Skeleton(nn.Module):
     """Stem, 3 stages of N cells `make_cell(C)` at widths C, 2C, 4C with a residual reduction
     before stages 2 and 3, BN-ReLU-GAP-linear. The forward passes `cell_inputs` (a supernet's
-    weights) to every cell."""
+    weights) to every cell, or `per_cell[i]` to the i-th (a supernet sampling each cell apart)."""
 
     def __init__(self, make_cell: Callable[[int], nn.Module], num_classes: int, C: int, N: int):
         super().__init__()
@@ -108,10 +108,14 @@ class NB201Skeleton(nn.Module):
         BN-ReLU, the pooling and the classifier are not among them)."""
         return [self.stem, *self.cells]
 
-    def forward(self, x: torch.Tensor, *cell_inputs: Any) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, *cell_inputs: Any, per_cell: Sequence[tuple] | None = None) -> torch.Tensor:
         x = self.stem(x)
+        own = iter(per_cell or ())
         for layer in self.cells:
-            x = layer(x) if isinstance(layer, ResidualReduction) else layer(x, *cell_inputs)
+            if isinstance(layer, ResidualReduction):
+                x = layer(x)
+            else:
+                x = layer(x, *(next(own) if per_cell is not None else cell_inputs))
         return self.classifier(self.head(x))
 
 

@@ -57,7 +57,8 @@ class NB201SuperCell(nn.Module):
 
 class NB201Supernet(NB201Skeleton, Supernet):
     """NB201's skeleton with NB201SuperCells; one categorical over the 5 ops per edge, shared by
-    all cells (NB201 repeats one cell)."""
+    all cells (NB201 repeats one cell). Given a sample per cell (`sampled_cells`), each cell runs
+    its own."""
 
     groups = (NUM_OPS,) * NUM_EDGES
     none_op = NONE
@@ -66,14 +67,30 @@ class NB201Supernet(NB201Skeleton, Supernet):
     def __init__(self, num_classes: int = 10, C: int = 16, N: int = 5):
         super().__init__(NB201SuperCell, num_classes, C, N)
 
+    def sampled_cells(self) -> int:
+        return sum(isinstance(layer, NB201SuperCell) for layer in self.cells)
+
+    def _per_cell(self, values: Sequence) -> list[Sequence]:
+        """`values` (one per edge, or one per edge of every cell) split into each cell's."""
+        if len(values) == NUM_EDGES:
+            return [values] * self.sampled_cells()
+        if len(values) != NUM_EDGES * self.sampled_cells():
+            raise ValueError(f"NB201 supernet: {len(values)} edge weights, not {NUM_EDGES} or "
+                             f"{NUM_EDGES} for each of the {self.sampled_cells()} cells")
+        return [values[i : i + NUM_EDGES] for i in range(0, len(values), NUM_EDGES)]
+
     def forward(self, x: torch.Tensor, weights: Sequence[torch.Tensor]) -> torch.Tensor:
-        return super().forward(x, weights, self.choice_of(weights))
+        choice = self.choice_of(weights)
+        if len(weights) == NUM_EDGES:
+            return super().forward(x, weights, choice)
+        return super().forward(x, per_cell=list(zip(self._per_cell(weights), self._per_cell(choice))))
 
     def parameters_of(self, choice: Sequence[int]) -> list[nn.Parameter]:
         params = list(self.stem.parameters())
+        cells = iter(self._per_cell(choice))
         for layer in self.cells:
             if isinstance(layer, NB201SuperCell):
-                for edge, op in zip(layer.edges, choice):
+                for edge, op in zip(layer.edges, next(cells)):
                     if op != NONE:
                         params.extend(edge.ops[str(op)].parameters())
             else:
