@@ -3,7 +3,10 @@
 # steps with `none` left out (--drop-none, our variant), the label- and data-agnostic checks, the
 # paper's protocol as specified (`none` a candidate) and its median-nu ablation, five seeds each;
 # then DARTS (NB301) seed 0 at the config's size. CIFAR-100 and ImageNet16-120 come from the same
-# runs: each search.json gives the found cells' accuracy there ("transfer").
+# runs: each search.json gives the found cells' accuracy there ("transfer"). Last, issue 30's
+# levers at 4T, five seeds each, all with the finite-difference step (the T400 run above used the
+# exact double backward, so its fd twin is the levers' baseline): one Gumbel sample per cell, and
+# mu = 2 (the paper's DARTS value) at N = 5.
 # Jobs run two at a time (JOBS=N to change), one torch thread each; each job owns its folder and
 # resumes per seed, so rerunning continues where a killed run stopped (a seed in flight is redone).
 # Usage: scripts/reproduce_nasi.sh [job-name-substring ...]   (no argument: every job, in order)
@@ -23,5 +26,8 @@ jobs=(
   "nasi/nasbench201_cifar10_T100_random_labels $paper --labels random"
   "nasi/nasbench201_cifar10_T100_fixed_median --config configs/nasi_nasbench201_median.yaml $nb201"
   "nasi/nasbench301_cifar10_seed0 --config configs/nasi_nasbench301.yaml --benchmark $NASLIB_PLUGINS_DATA/nasbench301/zc_nasbench301.json"
+  "nasi/nasbench201_cifar10_T400_drop_none_fd $drop --steps 400 --hvp fd"
+  "nasi/nasbench201_cifar10_T400_drop_none_fd_per_cell $drop --steps 400 --hvp fd --per-cell"
+  "nasi/nasbench201_cifar10_T400_drop_none_fd_mu2 $drop --steps 400 --hvp fd --mu 2"
 )
 run_jobs "$@"
