@@ -520,11 +520,29 @@ def test_tables_page_and_readme_blocks(tables_tree):
     assert readme.startswith("# Top\n\n<!-- summary:start -->\n30 archs.\n\n| predictor | cifar10 | s/arch (C10) |")
     assert f"| zico | {with_ci(z, 'spearman')} / {with_ci(z, 'kendall')} | 0.250 |\n| nasi | " in readme
     assert " | 0.250 |\n<!-- summary:end -->\n\ntext\n" in readme
-    assert "`nasbench101` (2 run(s)):\n\n| predictor | cifar10 | other | s/arch |" in readme
+    assert "`nasbench101` (2 run(s), 2 task(s)):\n\n| predictor | cifar10 | other | s/arch |" in readme
     assert readme.endswith("| params | " + " | ".join(
         with_ci(json.loads((results / "spaces" / f"correlate_{t}" / "correlation.json").read_text())
                 ["predictors"]["params"], "spearman") for t in ("cifar10", "other"))
         + " | 0.250 |\n<!-- spaces:end -->\n")
+
+
+def test_spaces_summary_puts_a_tasks_runs_in_one_column(tables_tree):
+    # the Suite-Zero measures, scored apart on the same task: their rows join its column
+    results = tables_tree.parent
+    rng = np.random.default_rng(5)
+    truth = list(rng.uniform(80, 94, size=20))
+    _correlation_run(results / "spaces" / "correlate_suite_zero_cifar10", "nasbench101", "cifar10",
+                     {"zen": [t + rng.normal(0, 3) for t in truth], "params": list(rng.uniform(0.1, 2, size=20))},
+                     truth)
+    build_tables(tables_tree, results.parent / "anchors.md")
+    readme = (results.parent / "README.md").read_text()
+    assert "`nasbench101` (3 run(s), 2 task(s)):\n\n| predictor | cifar10 | other | s/arch |" in readme
+    zen = json.loads((results / "spaces" / "correlate_suite_zero_cifar10" / "correlation.json").read_text())
+    assert f"| zen | {with_ci(zen['predictors']['zen'], 'spearman')} |  | " in readme
+    # params is in both cifar10 runs: the one with more architectures (25 against 20) gives its cell
+    params = json.loads((results / "spaces" / "correlate_cifar10" / "correlation.json").read_text())
+    assert f"| params | {with_ci(params['predictors']['params'], 'spearman')} | " in readme
 
 
 def test_tables_skip_a_damaged_run_with_a_warning(tables_tree):
@@ -543,7 +561,7 @@ def test_tables_skip_a_damaged_run_with_a_warning(tables_tree):
     page = (results / "README.md").read_text()
     assert "### nasbench101 cifar10 (" in page and "broken" not in page and "nasbench101 other" not in page
     # the summary reads no scores.csv: the run without one is still there
-    assert "`nasbench101` (2 run(s)):" in (results.parent / "README.md").read_text()
+    assert "`nasbench101` (2 run(s), 2 task(s)):" in (results.parent / "README.md").read_text()
 
 
 def _agreement_run(folder: Path, seed: int, ours: dict[str, list], theirs: dict[str, list], data: str) -> None:

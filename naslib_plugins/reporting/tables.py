@@ -267,8 +267,10 @@ def suite_zero(inputs: Inputs, *, runs: list[str], gap: float, naslib_names: dic
             diff = None if ref is None or c["spearman"] is None else c["spearman"] - ref
             gaps += diff is not None and abs(diff) > gap
             flag = "" if diff is None else f"{diff:+.2f}" + (f" **>{gap}**" if abs(diff) > gap else "")
-            # how much ours follows size needs no NASLib counterpart (ZiCo has none)
-            vs_size = _rank_cell(_spearman([(v[name], v[SIZE]) for v in ours.values() if name in v and SIZE in v]))
+            # how much ours follows size needs no NASLib counterpart (ZiCo has none); blank where the
+            # run has no params column (the Suite-Zero measures' runs)
+            sized = [(v[name], v[SIZE]) for v in ours.values() if name in v and SIZE in v]
+            vs_size = _rank_cell(_spearman(sized)) if sized else ""
             cols = ["", "", vs_size, "", ""]
             theirs = (naslib_names or {}).get(name, name)
             on_file = [v for v in recorded.values() if theirs in v]
@@ -297,7 +299,9 @@ def suite_zero(inputs: Inputs, *, runs: list[str], gap: float, naslib_names: dic
 
 def suite_zero_summary(inputs: Inputs, *, runs: list[str], gap: float, caption: str | None = None) -> list[str]:
     """Per space, each predictor's Spearman on every task, Suite-Zero's figure in brackets and
-    gaps over `gap` in bold, and the mean seconds per architecture over the tasks."""
+    gaps over `gap` in bold, and the mean seconds per architecture over the tasks. Runs of one task
+    (the Suite-Zero measures scored apart from the others, say) share its column: each predictor's
+    cell comes from the run with the most architectures that has it (the first, on a tie)."""
     suite = _suite_zero(inputs.anchors)
     by_space: dict[str, list[dict]] = {}
     for r in inputs.runs(runs, "correlation.json", read_correlation):
@@ -306,17 +310,25 @@ def suite_zero_summary(inputs: Inputs, *, runs: list[str], gap: float, caption: 
         return [NO_RUNS]
     blocks = []
     for space, found in by_space.items():
-        lines = [f"`{space}` ({len(found)} run(s)):", "",
-                 *_head(["predictor", *(r["dataset"] for r in found), "s/arch"])]
-        for name in found[0]["predictors"]:
+        tasks = list(dict.fromkeys(r["dataset"] for r in found))
+        names = list(dict.fromkeys(n for r in found for n in r["predictors"]))
+        chosen: dict[tuple[str, str], dict] = {}
+        for r in found:
+            for name, c in r["predictors"].items():
+                key = (name, r["dataset"])
+                if key not in chosen or r["n_archs"] > chosen[key]["n_archs"]:
+                    chosen[key] = {**c, "n_archs": r["n_archs"]}
+        lines = [f"`{space}` ({len(found)} run(s), {len(tasks)} task(s)):", "",
+                 *_head(["predictor", *tasks, "s/arch"])]
+        for name in names:
             cells, secs = [], []
-            for r in found:
-                c = r["predictors"].get(name)
+            for task in tasks:
+                c = chosen.get((name, task))
                 if c is None:
                     cells.append("")
                     continue
                 secs.append(c["seconds_per_arch"])
-                ref = suite.get((name, space, r["dataset"]))
+                ref = suite.get((name, space, task))
                 cell = "constant" if "constant_score" in c else with_ci(c, "spearman")
                 if ref is not None and c["spearman"] is not None and abs(c["spearman"] - ref) > gap:
                     cell = f"**{cell}**"
