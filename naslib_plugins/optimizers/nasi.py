@@ -194,7 +194,7 @@ class NASI(Optimizer):
         supernet = space.supernet_type("nasi")
         if self.drop_none and supernet.none_op is None:
             raise UserError(f"nasi drop-none: the {space.name} supernet has no `none` op to drop")
-        if self.per_cell and supernet.sampled_cells is Supernet.sampled_cells:
+        if self.per_cell and not supernet.per_cell_sampling:
             raise UserError(f"nasi per-cell: the {space.name} supernet samples all its cells at once")
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,

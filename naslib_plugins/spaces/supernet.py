@@ -54,6 +54,8 @@ class Supernet(nn.Module):
     # the index of the `none` op in every categorical, where the space has one (NASI can leave it
     # out of the candidates, as its DARTS variant does with `zero`)
     none_op: int | None = None
+    # whether each cell can run a sample of its own (see sampled_cells)
+    per_cell_sampling: bool = False
     # Zero-Cost-PT's view: the edges whose ops are decided in one visiting order (one set per
     # cell type, visited in turn), and the nodes that keep only two of their input edges
     edge_sets: tuple[tuple[int, ...], ...] = ()
@@ -66,11 +68,11 @@ class Supernet(nn.Module):
     def choice_of(self, weights: Sequence[torch.Tensor]) -> list[int]:
         return [int(w.argmax()) for w in weights]
 
-    def sampled_cells(self) -> int | None:
+    def sampled_cells(self) -> int:
         """How many cells can each take a sample of their own from the shared categoricals (NASI's
-        per-cell sampling): the forward then takes `groups` repeated once per cell, cell by cell,
-        and `parameters_of` a choice as long. None: every cell takes the one sample."""
-        return None
+        per-cell sampling, where `per_cell_sampling`): the forward then takes `groups` repeated once
+        per cell, cell by cell, and `parameters_of` a choice as long."""
+        return 1
 
     def parameters_of(self, choice: Sequence[int]) -> list[nn.Parameter]:
         """The parameters of the sub-network `choice` selects, in a fixed order."""

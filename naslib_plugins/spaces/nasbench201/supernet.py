@@ -62,6 +62,7 @@ class NB201Supernet(NB201Skeleton, Supernet):
 
     groups = (NUM_OPS,) * NUM_EDGES
     none_op = NONE
+    per_cell_sampling = True
     edge_sets = (tuple(range(NUM_EDGES)),)
 
     def __init__(self, num_classes: int = 10, C: int = 16, N: int = 5):
