@@ -38,6 +38,7 @@ SAVE_RC = {"pdf.fonttype": 42}
 HEATMAP_MAX_WIDTH = 15.5  # inches: 2325 px at DPI, however many benchmarks
 HEATMAP_MAX_HEIGHT = 14.0
 MISSING = "#ececec"  # a heatmap cell without a value
+MEAN_WIDTH = 1.8  # the means column, in benchmark columns: room for "-0.05 (20)"
 
 SPACE_NAMES = {"nasbench101": "NB101", "nasbench201": "NB201", "nasbench301": "NB301",
                "transbench101_micro": "TNB-micro", "transbench101_macro": "TNB-macro",
@@ -183,8 +184,8 @@ def _spearman_table(runs: list[tuple[Path, dict]]
     return [names[i] for i in order], benchmarks, table[order], ran[order]
 
 
-def _annotate(ax, x: float, y: float, value: float, ran: bool, fontsize: float) -> None:
-    text = f"{value:.2f}".replace("-0.00", "0.00") if np.isfinite(value) else "n/a" if ran else ""
+def _annotate(ax, x: float, y: float, value: float, ran: bool, fontsize: float, suffix: str = "") -> None:
+    text = f"{value:.2f}".replace("-0.00", "0.00") + suffix if np.isfinite(value) else "n/a" if ran else ""
     if text:
         ax.text(x, y, text, ha="center", va="center", fontsize=fontsize,
                 color="white" if np.isfinite(value) and abs(value) > 0.6 else "black")
@@ -201,7 +202,8 @@ def spearman_heatmap(results_dir: Path, out_png: Path | None = None, runs: list[
     if not benchmarks:
         raise UserError(f"no correlation.json under {results_dir}: nothing to plot")
     n_rows, n_cols = table.shape
-    columns = n_cols + (1.3 if n_cols > 1 else 0)  # the benchmarks, a gap and the means
+    # the benchmarks, a gap and the means, each with its count of benchmarks (a wider cell)
+    columns = n_cols + (0.3 + MEAN_WIDTH if n_cols > 1 else 0)
     # cells about twice as wide as tall, the figure within HEATMAP_MAX_WIDTH x HEATMAP_MAX_HEIGHT
     width = min(HEATMAP_MAX_WIDTH, 3.8 + 0.58 * columns)
     height = min(HEATMAP_MAX_HEIGHT, max(3.6, 2.6 + 0.3 * n_rows))
@@ -222,11 +224,12 @@ def spearman_heatmap(results_dir: Path, out_png: Path | None = None, runs: list[
     if n_cols > 1:
         means = _row_means(table)
         x = n_cols + 0.3
-        ax.add_patch(Rectangle((x, 0), 1, n_rows, facecolor=MISSING, edgecolor="none", zorder=0))
-        ax.pcolormesh([x, x + 1], np.arange(n_rows + 1), np.ma.masked_invalid(means[:, None]), **colours)
-        for i, value in enumerate(means):
-            _annotate(ax, x + 0.5, i + 0.5, value, False, fontsize)
-        ticks.append(x + 0.5)
+        counts = np.isfinite(table).sum(axis=1)
+        ax.add_patch(Rectangle((x, 0), MEAN_WIDTH, n_rows, facecolor=MISSING, edgecolor="none", zorder=0))
+        ax.pcolormesh([x, x + MEAN_WIDTH], np.arange(n_rows + 1), np.ma.masked_invalid(means[:, None]), **colours)
+        for i, (value, n) in enumerate(zip(means, counts)):
+            _annotate(ax, x + MEAN_WIDTH / 2, i + 0.5, value, False, fontsize, f" ({n})")
+        ticks.append(x + MEAN_WIDTH / 2)
         labels.append("mean")
     ax.set_xlim(0, columns)
     ax.set_ylim(n_rows, 0)  # the best predictor on top
@@ -238,7 +241,8 @@ def spearman_heatmap(results_dir: Path, out_png: Path | None = None, runs: list[
     bar = fig.colorbar(mesh, ax=ax, fraction=0.035, pad=0.015, aspect=30)
     bar.set_label("Spearman ρ", fontsize=9)
     bar.ax.tick_params(labelsize=8)
-    note = ("rows by their mean; " if n_cols > 1 else "") + "n/a: ran, no correlation; blank: not run"
+    note = (("rows by their mean over the benchmarks they have (how many, in brackets); " if n_cols > 1 else "")
+            + "n/a: ran, no correlation; blank: not run")
     # wrapped to the figure's width (about 11 characters an inch at 9 points), so it is never cut off
     ax.set_title(f"Spearman ρ with the benchmark's accuracy\n{textwrap.fill(note, int(11 * width))}",
                  fontsize=10)
