@@ -545,6 +545,18 @@ def test_spaces_summary_puts_a_tasks_runs_in_one_column(tables_tree):
     assert f"| params | {with_ci(params['predictors']['params'], 'spearman')} | " in readme
 
 
+def test_suite_zero_table_leaves_size_blank_for_a_run_without_params(tables_tree):
+    results = tables_tree.parent
+    rng = np.random.default_rng(6)
+    truth = list(rng.uniform(80, 94, size=20))
+    _correlation_run(results / "spaces" / "correlate_zen_only", "nasbench101", "zen_only",
+                     {"zen": [t + rng.normal(0, 3) for t in truth]}, truth)
+    build_tables(tables_tree, results.parent / "anchors.md")
+    block = (results / "README.md").read_text().split("### nasbench101 zen_only")[1].split("###")[0]
+    row = next(line for line in block.splitlines() if line.startswith("| zen |"))
+    assert "constant" not in row and row.endswith("|  |  |  |  |  |  |")
+
+
 def test_tables_skip_a_damaged_run_with_a_warning(tables_tree):
     results = tables_tree.parent
     broken = results / "spaces" / "correlate_broken"
