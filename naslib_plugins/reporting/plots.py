@@ -23,7 +23,7 @@ from naslib_plugins.data.tasks import TASKS
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.fileio import atomic_write
 from naslib_plugins.predictors import PREDICTORS
-from naslib_plugins.reporting.runs import correlation_runs, read_correlation, read_scores
+from naslib_plugins.reporting.runs import correlation_runs, largest_per_benchmark, read_correlation, read_scores
 
 DECADES_FOR_LOG = 2  # positive scores spanning at least this many decades get a log axis
 HEAVY_TAIL = 20  # scores with zeros or both signs get a symlog axis when max |s| >= this x median |s|
@@ -168,16 +168,12 @@ def _spearman_table(runs: list[tuple[Path, dict]]
     column apart from its test-accuracy runs. Where several runs cover one benchmark and predictor,
     the one with the most architectures (first by path). Predictors by mean Spearman over their
     benchmarks, highest first (those with none last), benchmarks by space, dataset, then metric."""
-    chosen: dict[tuple[str, str, str | None], dict[str, tuple[int, float | None]]] = {}
-    for _, data in runs:
-        bench = chosen.setdefault((data["space"], data["dataset"], data.get("metric")), {})
-        for name, c in data["predictors"].items():
-            if name not in bench or data["n_archs"] > bench[name][0]:
-                bench[name] = (data["n_archs"], c["spearman"])
+    chosen = largest_per_benchmark((data for _, data in runs), lambda d: (d["space"], d["dataset"], d.get("metric")))
     benchmarks = sorted(chosen, key=lambda b: (b[0], b[1].lower(), b[2] or ""))
     names = list(dict.fromkeys(n for b in benchmarks for n in chosen[b]))
-    table = np.array([[np.nan if chosen[b].get(n, (0, None))[1] is None else chosen[b][n][1] for b in benchmarks]
-                      for n in names], dtype=float).reshape(len(names), len(benchmarks))
+    spearman = [[chosen[b].get(n, {}).get("spearman") for b in benchmarks] for n in names]
+    table = np.array([[np.nan if v is None else v for v in row] for row in spearman],
+                     dtype=float).reshape(len(names), len(benchmarks))
     ran = np.array([[n in chosen[b] for b in benchmarks] for n in names], dtype=bool).reshape(table.shape)
     means = np.nan_to_num(_row_means(table), nan=-np.inf)
     order = sorted(range(len(names)), key=lambda i: (-means[i], names[i]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
 
 from naslib_plugins.errors import BenchmarkFileError
@@ -19,6 +19,19 @@ SEARCH_KEYS = ("optimizer", "space", "dataset", "config", "runs", "mean_test_acc
 RUN_KEYS = ("seed", "test_accuracy", "search_seconds")
 AGREEMENT_KEYS = ("space", "dataset", "n_archs", "seed", "zc_file", "predictors")
 AGREED_KEYS = ("kendall", "spearman", "exact")
+
+
+def largest_per_benchmark(runs: Iterable[dict], benchmark: Callable[[dict], Hashable]
+                          ) -> dict[Hashable, dict[str, dict]]:
+    """{benchmark: {predictor: its correlation entry}} over correlation runs: where several runs
+    cover one benchmark and predictor, the run with the most architectures (the first, on a tie)."""
+    chosen: dict[Hashable, dict[str, tuple[int, dict]]] = {}
+    for r in runs:
+        bench = chosen.setdefault(benchmark(r), {})
+        for name, c in r["predictors"].items():
+            if name not in bench or r["n_archs"] > bench[name][0]:
+                bench[name] = (r["n_archs"], c)
+    return {b: {name: c for name, (_, c) in by_name.items()} for b, by_name in chosen.items()}
 
 
 def read_json(path: Path, keys: tuple[str, ...]) -> dict:

@@ -37,7 +37,13 @@ from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.evaluation.correlation import with_ci
 from naslib_plugins.reporting.leaderboard import accuracy_cell, fmt, search_section
 from naslib_plugins.reporting.published import STANDARD_DATA, Anchors, load_anchors
-from naslib_plugins.reporting.runs import read_agreement, read_correlation, read_scores, read_search
+from naslib_plugins.reporting.runs import (
+    largest_per_benchmark,
+    read_agreement,
+    read_correlation,
+    read_scores,
+    read_search,
+)
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -312,18 +318,13 @@ def suite_zero_summary(inputs: Inputs, *, runs: list[str], gap: float, caption: 
     for space, found in by_space.items():
         tasks = list(dict.fromkeys(r["dataset"] for r in found))
         names = list(dict.fromkeys(n for r in found for n in r["predictors"]))
-        chosen: dict[tuple[str, str], dict] = {}
-        for r in found:
-            for name, c in r["predictors"].items():
-                key = (name, r["dataset"])
-                if key not in chosen or r["n_archs"] > chosen[key]["n_archs"]:
-                    chosen[key] = {**c, "n_archs": r["n_archs"]}
+        chosen = largest_per_benchmark(found, lambda r: r["dataset"])
         lines = [f"`{space}` ({len(found)} run(s), {len(tasks)} task(s)):", "",
                  *_head(["predictor", *tasks, "s/arch"])]
         for name in names:
             cells, secs = [], []
             for task in tasks:
-                c = chosen.get((name, task))
+                c = chosen[task].get(name)
                 if c is None:
                     cells.append("")
                     continue
