@@ -685,6 +685,22 @@ def test_committed_tables_are_what_the_manifest_makes(shared_data, tmp_path, mon
     assert (tmp_path / "README.md").read_text() == (repo / "README.md").read_text()
 
 
+def test_search_settings_name_what_tells_two_runs_apart_beyond_the_key_settings(tmp_path):
+    results = tmp_path / "results"
+    for name, tau in (("a", 1.0), ("b", 0.5)):
+        _search_run(results / name, 100, [93.0])
+        path = results / name / "search.json"
+        data = json.loads(path.read_text())
+        data["config"].update(tau=tau, xi=1.0)  # xi is the same in both: left out
+        path.write_text(json.dumps(data))
+    _search_run(results / "c", 400, [94.0])  # its key settings already tell it apart
+    board = build_leaderboard(results, None, plots=False)
+    settings = {r["file"]: r["settings"] for r in board["search"]["rows"]}
+    base = "steps=100, mu=1.0, nu=adaptive, batch_size=64, labels=true, data=real"
+    assert settings == {"a/search.json": f"{base}, tau=1.0", "b/search.json": f"{base}, tau=0.5",
+                        "c/search.json": base.replace("steps=100", "steps=400")}
+
+
 def test_leaderboard_shows_the_validation_metric_and_rank_of_a_pool_search(tmp_path):
     folder = tmp_path / "zc_random" / "nb101_pool"
     folder.mkdir(parents=True)

@@ -93,11 +93,33 @@ def _correlation_sections(results_dir: Path, runs: list[tuple[Path, dict]], anch
     return sections
 
 
+def _telling_settings(runs: list[tuple[Path, dict]]) -> dict[int, tuple[str, ...]]:
+    """Per run (by id of its data): KEY_SETTINGS, then any other config key that tells it from a
+    run of the same optimizer and benchmark with the same KEY_SETTINGS (NASI's tau, xi, nu_scale,
+    ...), so that two rows never share a label while differing in a setting the short list omits."""
+    def key(data: dict) -> str:
+        config = data["config"]
+        return json.dumps([data["optimizer"], data["space"], data["dataset"],
+                           [config.get(k) for k in KEY_SETTINGS]], default=str)
+    groups: dict[str, list[dict]] = {}
+    for _, data in runs:
+        groups.setdefault(key(data), []).append(data["config"])
+    shown = {}
+    for _, data in runs:
+        configs = groups[key(data)]
+        others = sorted({k for c in configs for k in c} - set(KEY_SETTINGS) - {"seeds"})
+        shown[id(data)] = KEY_SETTINGS + tuple(
+            k for k in others if len({json.dumps(c.get(k), sort_keys=True, default=str) for c in configs}) > 1)
+    return shown
+
+
 def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[Path, dict]] | None = None) -> dict:
     """Every search.json under `results_dir` (or the given ones, read by runs.read_search) as a
     row, with the published figures it matches."""
     rows, benchmarks = [], {}
-    for path, data in search_runs(results_dir) if runs is None else runs:
+    runs = search_runs(results_dir) if runs is None else list(runs)
+    shown = _telling_settings(runs)
+    for path, data in runs:
         config = data["config"]
         space, dataset = data["space"], data["dataset"]
         benchmarks[(space, dataset)] = None
@@ -111,7 +133,7 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
         row = {
             "kind": "search", "space": space, "dataset": dataset, "method": data["optimizer"],
             "file": path.relative_to(results_dir).as_posix(),
-            "settings": ", ".join(f"{k}={config[k]}" for k in KEY_SETTINGS if k in config),
+            "settings": ", ".join(f"{k}={config[k]}" for k in shown[id(data)] if k in config),
             "seeds": seed_list([r["seed"] for r in per_seed]),
             "metric": f"{metric}_accuracy", "mean_accuracy": data[f"mean_{metric}_accuracy"],
             "std_accuracy": data[f"std_{metric}_accuracy"],
