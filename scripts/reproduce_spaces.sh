@@ -9,7 +9,7 @@
 # Then NASLib's other zero-cost measures (NAS-Bench-Suite-Zero's) on the same architectures, in
 # correlate_suite_zero_<task> beside each run: epe_nas only where targets are classes.
 # Then issue 29's rankers (P2, NAS-Bench-Suite-Zero's protocol) in rankers_<task>: AZ-NAS's and
-# VKDNW's aggregates and ours (union_agg), with every component reported beside them.
+# VKDNW's aggregates and ours (union_agg, union_fast), with every component reported beside them.
 # Jobs run one after another, each with WORKERS single-threaded workers (2), and resume per
 # architecture: rerun to continue. Usage: [SELECT=substring] [WORKERS=n] scripts/reproduce_spaces.sh
 # (SELECT: only the jobs whose output folder contains it, e.g. SELECT=transbench101_micro, SELECT=rankers)
@@ -18,7 +18,7 @@ set -euo pipefail
 export OMP_NUM_THREADS=1
 predictors=nasi,zico,snip,grasp,synflow,params,flops,nwot
 suite_zero=fisher,grad_norm,plain,l2_norm,jacov,zen
-rankers=union_agg,az_nas,vkdnw_agg
+rankers=union_agg,union_fast,az_nas,vkdnw_agg
 data=$NASLIB_PLUGINS_DATA
 jobs=(
   "nasbench101/correlate_cifar10 --space nasbench101 --dataset cifar10 --all --benchmark $data/nasbench101/zc_nasbench101.json"

@@ -266,6 +266,17 @@ def test_union_aggregate_sums_its_components_and_leaves_out_an_undefined_one():
     assert reasons == ["every component failed on every architecture"] * 2
 
 
+def test_fast_union_is_union_agg_without_its_two_costly_components():
+    union, fast = get_predictor("union_agg"), get_predictor("union_fast")
+    assert set(union.components) - set(fast.components) == {"vkdnw_single", "swap"}
+    assert set(fast.components) < set(union.components) and "vkdnw" not in fast.base_components
+    rng = np.random.default_rng(1)
+    columns = {c: rng.normal(size=5).tolist() for c in union.base_components}
+    expected = sum(np.log(stats.rankdata(columns[c]) / 5) for c in fast.components)
+    values, reasons = fast.combine(columns)
+    assert values == pytest.approx(expected.tolist()) and reasons == [None] * 5
+
+
 def test_ensemble_cannot_score_one_architecture(capsys):
     assert main(["score", "--predictors", "ensemble", "--data", "gaussian"]) == 2
     assert "ranks a whole set" in capsys.readouterr().err
