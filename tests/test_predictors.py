@@ -133,6 +133,30 @@ def test_zico_matches_per_weight_formula_and_is_not_zero(batches):
     assert got == pytest.approx(expected, rel=1e-5)
 
 
+def test_zico_two_batch_closed_form_equals_the_general_form(monkeypatch):
+    """Two batches take a chunked closed form; on crafted gradients with exact ties, near ties
+    (dropped by the guard, counted), a layer without gradient, zeros and a NaN it gives the
+    general form's ratio sums and guard counts."""
+    from naslib_plugins.predictors import gradient
+
+    layers = [nn.Parameter(torch.zeros(7)), nn.Parameter(torch.zeros(2, 3)), nn.Parameter(torch.zeros(4))]
+    g0 = [torch.tensor([1.0, -2.0, 3.0, 0.0, 5.0, 1e-3, float("nan")]), torch.tensor([[1.0, 2, 3], [4, 5, 6]]), None]
+    g1 = [torch.tensor([1.0, 2.0, 3.0 * (1 + 1e-6), 0.0, -4.0, 2e-3, 1.0]),
+          torch.tensor([[1.0, 2.5, 3], [-4, 5, 6.5]]), None]
+    grads = [dict(zip(layers, g0)), dict(zip(layers, g1))]
+    for g in grads:
+        g.pop(layers[2])  # a weight no loss reaches has no gradient
+    monkeypatch.setattr(gradient, "batch_gradients", lambda model, batches, i, loss_fn: grads[i])
+    monkeypatch.setattr(gradient, "_CHUNK", 3)  # several chunks per layer
+    general = gradient._ratio_sums(None, None, None, layers, 2)
+    closed = gradient._two_batch_ratio_sums(None, None, None, layers)
+    assert [g for _, g in closed] == [g for _, g in general] == [2, 0, 0]  # 3 * (1 + 1e-6) and the NaN
+    assert [r for r, _ in closed] == pytest.approx([r for r, _ in general], rel=1e-14)
+    # by hand: (|a| + |b|) / |a - b| over the kept weights
+    assert closed[0][0] == pytest.approx(4 / 4 + 9 / 9 + 3e-3 / 1e-3)
+    assert closed[1][0] == pytest.approx(4.5 / 0.5 + 8 / 8 + 12.5 / 0.5) and closed[2][0] == 0.0
+
+
 def _snip_with_masks(model, x, y):
     """SNIP as Abdelfattah et al. code it: a mask of ones on every conv/linear weight."""
     for layer in weight_layers(model):
