@@ -3,8 +3,9 @@
 # architectures x 7 tasks) hold validation metrics only: every row reports the found
 # architecture's validation metric and its rank in the full table (1 = best). Five seeds; the
 # zero-shot searches score 100 architectures (RoBoT's budget; evolution with a population of 20
-# and tournaments of 5). Micro: nasi, zc-pt (zico, nwot_eval), zc-evolution and zc-random (zico);
-# macro: zc-evolution and zc-random (zico). Inputs: the CIFAR-10 sample resized to 64x64 (the CPU
+# and tournaments of 5). Micro: nasi, zc-pt (zico, nwot_eval), zc-evolution and zc-random (zico,
+# and union_fast, issue 29's aggregate at a fifth of union_agg's cost); macro: zc-evolution and
+# zc-random (zico, union_fast). Inputs: the CIFAR-10 sample resized to 64x64 (the CPU
 # resolution; 256 is the benchmark's) with the task's synthetic targets, batch 32.
 # Jobs run JOBS at a time (default 2) and resume per seed. Usage: scripts/reproduce_searches_tnb.sh [substring ...]
 set -euo pipefail
@@ -20,8 +21,10 @@ for table in micro:tnb101_micro_all_4096 macro:tnb101_macro_all_3256; do
   for task in class_scene class_object room_layout segmentsemantic jigsaw normal autoencoder; do
     for opt in "$evolution" zc-random; do
       name=${opt%% *}
-      jobs+=("${name//-/_}/transbench101_${kind}_${task}_zico_b100 $common --dataset $task --optimizer $opt \
-        --predictor zico --budget 100")
+      for pred in zico union_fast; do
+        jobs+=("${name//-/_}/transbench101_${kind}_${task}_${pred}_b100 $common --dataset $task --optimizer $opt \
+          --predictor $pred --budget 100")
+      done
     done
     if [ "$kind" = micro ]; then
       jobs+=("nasi/transbench101_micro_$task $common --dataset $task --optimizer nasi")
