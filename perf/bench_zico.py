@@ -58,8 +58,9 @@ def main() -> None:
                                         for _ in range(args.repeats))
             general, closed = results["general"], results["closed"]
             rel = max((abs(g - c) / abs(g) for (g, _), (c, _) in zip(general, closed) if g), default=0.0)
+            speedup = seconds["general"] / seconds["closed"]
             print(f"{name} {dataset} {space.to_string(arch)} | {sum(w.numel() for w in layers)} | "
-                  f"{seconds['general']:.3f} | {seconds['closed']:.3f} | {seconds['general'] / seconds['closed']:.1f}x | "
+                  f"{seconds['general']:.3f} | {seconds['closed']:.3f} | {speedup:.1f}x | "
                   f"{rel:.1e} | {sum(g for _, g in general)} / {sum(g for _, g in closed)}")
 
 
