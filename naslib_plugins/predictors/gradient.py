@@ -122,9 +122,11 @@ def _two_batch_ratio_sums(model: nn.Module, batches: BatchSource, loss_fn: LossF
     sums = []
     for w, a_all in zip(layers, g1):
         b_all = second.get(w)
-        zeros = torch.zeros(w.numel(), dtype=w.dtype, device=w.device)
-        a_all = zeros if a_all is None else a_all
-        b_all = zeros if b_all is None else b_all.detach().reshape(-1)
+        if a_all is None or b_all is None:  # a weight no loss reaches: a gradient of zeros
+            zeros = torch.zeros(w.numel(), dtype=w.dtype, device=w.device)
+            a_all = zeros if a_all is None else a_all
+            b_all = zeros if b_all is None else b_all
+        b_all = b_all.detach().reshape(-1)
         ratio = torch.zeros((), dtype=torch.float64, device=w.device)
         unequal = kept = 0
         for start in range(0, w.numel(), _CHUNK):
