@@ -19,6 +19,7 @@ from naslib_plugins.evaluation.correlation import correlations, with_ci
 from naslib_plugins.predictors import PREDICTORS
 from naslib_plugins.reporting.leaderboard import build_leaderboard, fmt, seed_list
 from naslib_plugins.reporting.plots import (
+    COLOUR_ORDER,
     PALETTE,
     _spearman_table,
     axis_label,
@@ -340,6 +341,12 @@ def test_predictor_colours_are_distinct_and_fixed():
     assert len(set(others.values())) == len(names) + 2 and others["custom_a"] == predictor_colours(["custom_a"])[
         "custom_a"]
     assert len(set(PALETTE)) == len(PALETTE)
+
+
+def test_every_predictor_has_its_own_place_in_the_colour_order():
+    """A predictor missing from COLOUR_ORDER would take a colour by sorted name among the unlisted,
+    so registering another could change it: every registered one is listed, once."""
+    assert set(PREDICTORS.names()) <= set(COLOUR_ORDER) and len(set(COLOUR_ORDER)) == len(COLOUR_ORDER)
 
 
 @pytest.mark.parametrize("field, space, dataset, label", [

@@ -22,7 +22,6 @@ from scipy import stats
 from naslib_plugins.data.tasks import TASKS
 from naslib_plugins.errors import BenchmarkFileError, UserError
 from naslib_plugins.fileio import atomic_write
-from naslib_plugins.predictors import PREDICTORS
 from naslib_plugins.reporting.runs import correlation_runs, largest_per_benchmark, read_correlation, read_scores
 
 DECADES_FOR_LOG = 2  # positive scores spanning at least this many decades get a log axis
@@ -77,12 +76,21 @@ def axis_label(field: str, space: str = "", dataset: str = "") -> str:
     return f"{split} {TNB_METRICS.get(task.metric, task.metric) if task else 'accuracy (%)'}"
 
 
+# The predictors in the order they took their colours from PALETTE. A new predictor goes at the END,
+# so that adding one leaves every committed plot's colours as they were (by registry order, one
+# registered in the middle shifted all after it).
+COLOUR_ORDER = (
+    "ensemble", "union_agg", "union_fast", "params", "flops", "az_expressivity", "az_progressivity",
+    "az_trainability", "flops_conv", "az_nas", "nasi", "zico", "snip", "grasp", "synflow", "meco",
+    "meco_opt", "grad_norm", "plain", "l2_norm", "fisher", "jacov", "epe_nas", "zen", "ntk_lambda_min",
+    "nwot", "nwot_eval", "swap", "swap_reg", "vkdnw", "aleph", "vkdnw_jacov", "vkdnw_single", "vkdnw_agg",
+)
+
+
 def predictor_colours(names: list[str]) -> dict[str, str]:
-    """One fixed colour per predictor name: a registered predictor's by its place among
-    PREDICTORS.names(), any other name after them (in sorted order); distinct while registered and
-    other names together number at most len(PALETTE), then repeating."""
-    registered = PREDICTORS.names()
-    order = registered + sorted(set(names) - set(registered))
+    """One fixed colour per predictor name: by its place in COLOUR_ORDER, any other name after them
+    (in sorted order); distinct while they number at most len(PALETTE), then repeating."""
+    order = list(COLOUR_ORDER) + sorted(set(names) - set(COLOUR_ORDER))
     return {n: PALETTE[order.index(n) % len(PALETTE)] for n in names}
 
 
