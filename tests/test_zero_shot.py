@@ -513,6 +513,9 @@ def test_search_within_table_reports_ranks_in_the_pool(tmp_path, shared_data, ca
         better = sum(v > run["val_accuracy"] for v in load_ground_truth(zc, get_space("nasbench101"), "cifar10",
                                                                         "val_accuracy").values.values())
         assert run["val_accuracy_rank"] == 1 + better
+    # the file has validation accuracy only: one short line says so, naming the file, not its path
+    assert result["notes"] == ["zc_nasbench101.json holds no test_accuracy for nasbench101/cifar10: the runs "
+                               "report val_accuracy only"]
     assert "rank" in capsys.readouterr().out
     capsys.readouterr()
     nb201 = shared_data / get_space("nasbench201").benchmark_file

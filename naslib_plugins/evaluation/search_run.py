@@ -63,17 +63,18 @@ def load_accuracies(path: Path | None, space: SearchSpace, dataset: str) -> tupl
         return {}, [f"no benchmark file for {space.name}/{dataset}: accuracies are not reported"]
     if not Path(path).is_file():
         raise BenchmarkFileError(f"benchmark file not found: {path}")
-    truths, notes = {}, []
+    truths, errors = {}, {}
     for metric in ACCURACY_METRICS:
         try:
             truths[metric] = load_ground_truth(path, space, dataset, metric)
         except BenchmarkFileError as e:
-            # the note goes into search.json: the file by its name, not this machine's path to it
-            notes.append(f"no {metric} in {Path(path).name}: {str(e).replace(str(path), Path(path).name)}")
+            errors[metric] = str(e)
     if not truths:
         raise BenchmarkFileError(f"{path}: neither test nor validation accuracy for {space.name}/{dataset}: "
-                                 + "; ".join(notes))
-    return truths, notes
+                                 + "; ".join(errors.values()))
+    # the note goes into search.json and every row: the file by its name, not this machine's path to it
+    return truths, [f"{Path(path).name} holds no {metric} for {space.name}/{dataset}: the runs report "
+                    f"{' and '.join(truths)} only" for metric in errors]
 
 
 def load_transfer(path: Path | None, space: SearchSpace, dataset: str) -> dict[str, GroundTruth]:
