@@ -95,6 +95,8 @@ def test_a_run_that_verify_cannot_remake_is_reported(made, tmp_path, monkeypatch
 
 def test_the_same_command_on_a_finished_run_rewrites_it_from_its_scores(made, monkeypatch, capsys):
     before = rows(made)[0]["snip"]
+    shared = [r["shared_seconds"] for r in rows(made)]
+    summary = json.loads((made / "correlation.json").read_text())["shared_seconds_per_arch"]
     kept = edit(made, "snip", 5.0)  # stands for a score no code now would give: kept, so not re-scored
     (made / "correlation.md").unlink()
     (made / "scores.jsonl").unlink()  # as in a fresh clone: logs are not committed
@@ -102,6 +104,9 @@ def test_the_same_command_on_a_finished_run_rewrites_it_from_its_scores(made, mo
     assert "scoring now: nothing" in capsys.readouterr().err
     assert (made / "correlation.md").is_file()
     assert {r["hash"]: r["snip"] for r in rows(made)}[kept] == repr(5.0 * float(before))
+    # the time the scores' shared passes took is kept with them, not lost for want of a new pass
+    assert [r["shared_seconds"] for r in rows(made)] == shared and all(t != "" for t in shared)
+    assert json.loads((made / "correlation.json").read_text())["shared_seconds_per_arch"] == summary is not None
     assert run(monkeypatch, [*RUN, "--out", str(made), "--restart"]) == 0  # --restart scores everything again
     assert "reused" not in capsys.readouterr().err
 

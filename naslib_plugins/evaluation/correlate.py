@@ -212,6 +212,7 @@ def _read_scores_csv(path: Path, names: list[str]) -> dict[str, dict]:
                     "seconds": {n: float(row[f"{n}_seconds"]) for n in names},
                     "status": {n: row[f"{n}_status"] for n in names},
                     "reason": {n: row[f"{n}_reason"] for n in names if row.get(f"{n}_reason")},
+                    "shared_seconds": number(row.get("shared_seconds") or ""),
                 }
         except ValueError as e:
             raise BenchmarkFileError(f"{path}: line {reader.line_num}: {e}") from None
@@ -276,6 +277,8 @@ def run_correlation(
                 if name in earlier[k]["reason"]:
                     reused[k]["reason"].setdefault(name, earlier[k]["reason"][name])
                 reused[k].setdefault("arch_str", earlier[k]["arch_str"])
+                if path == out:  # the passes shared by this run's own predictors, not another run's set
+                    reused[k].setdefault("shared_seconds", earlier[k].get("shared_seconds"))
     to_score = [n for n in per_arch if not all(n in reused[k]["scores"] for k in keys)]
     score_at = [k for k in keys if any(n not in reused[k]["scores"] for n in to_score)]
     if scores_from:
