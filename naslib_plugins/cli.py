@@ -357,16 +357,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_naslib_run(args: argparse.Namespace) -> int:
     """One search from a config in NASLib's YAML layout, through NASLib's Trainer (needs NASLib)."""
+    from naslib_plugins.evaluation.search_run import ACCURACY_METRICS
+
     try:
         from naslib_plugins.naslib_adapter.runner import run_config
     except ImportError as e:
         raise UserError(str(e)) from None
 
     result = run_config(args.config_file, args.benchmark)
-    acc = result.get("test_accuracy")
-    acc = "n/a" if acc is None else f"{acc:.2f}"
+    # a table of validation metrics only (NB101/NB301 zc files, TNB) answers with those
+    metric = next((m for m in ACCURACY_METRICS if result.get(m) is not None), "test_accuracy")
+    acc = "n/a" if result.get(metric) is None else f"{result[metric]:.2f}"
     print(f"{result['optimizer']} {result['space']}/{result['dataset']} seed {result['seed']}: {result['arch_str']}  "
-          f"test accuracy {acc} ({result['accuracy_source'] or 'no benchmark'})")
+          f"{metric.replace('_', ' ')} {acc} ({result['accuracy_source'] or 'no benchmark'})")
     for note in result["notes"]:
         print(f"note: {note}")
     print(f"saved {result['out']}")

@@ -365,6 +365,31 @@ def test_naslib_run_command(tmp_path, require, shared_data):
 
 
 @needs_naslib
+def test_naslib_run_on_a_table_of_validation_metrics(tmp_path, require, shared_data, capsys):
+    """NASI through the Trainer on TNB micro, whose table holds validation metrics only: the output
+    says which it reports, and no note carries this machine's path to NASLib's data."""
+    from naslib import utils
+
+    from naslib_plugins.cli import main
+
+    truth = require(shared_data / get_space("transbench101_micro").benchmark_file)
+    config = tmp_path / "nasi.yaml"
+    config.write_text(textwrap.dedent(f"""\
+        search_space: transbench101_micro
+        dataset: class_scene
+        optimizer: nasi
+        seed: 0
+        out_dir: {tmp_path / 'run'}
+        search: {{epochs: 1, steps: 1, batch_size: 4, data: gaussian, progress: false}}
+        """))
+    assert main(["naslib-run", "--config-file", str(config), "--benchmark", str(truth)]) == 0
+    result = json.loads((tmp_path / "run/transbench101_micro/class_scene/nasi/0/naslib_run.json").read_text())
+    assert result["test_accuracy"] is None and 0 < result["val_accuracy"] < 100
+    assert f"val accuracy {result['val_accuracy']:.2f}" in capsys.readouterr().out
+    assert not any(str(utils.get_project_root()) in note for note in result["notes"])
+
+
+@needs_naslib
 def test_naslibs_zero_cost_runner_reads_our_scores_after_export_zc(tmp_path, shared_data, monkeypatch):
     """`export-zc` into NASLib's data folder, then NASLib's own zero-cost runner on our proxies: it
     takes our scores and correlates them with the exported val_accuracy (NASLib's own zc files

@@ -51,7 +51,9 @@ def naslib_dataset_api(search_space: str, dataset: str) -> tuple[dict | None, st
     try:
         return get_dataset_api(search_space, dataset), None
     except (AssertionError, OSError, ImportError) as e:  # how NASLib reports a benchmark file it lacks
-        return None, f"NASLib's benchmark data for {search_space}/{dataset} is not installed ({e})"
+        # its message names the file by this machine's path to NASLib: kept relative to the package
+        why = str(e).replace(str(utils.get_project_root()), "naslib")
+        return None, f"NASLib's benchmark data for {search_space}/{dataset} is not installed ({why})"
 
 
 def run_config(path: str | Path, benchmark: str | Path | None = None) -> dict:
