@@ -342,20 +342,26 @@ def test_trainer_runs_zero_cost_pt(tmp_path):
     assert tuple(optimizer.get_final_architecture().get_op_indices()) == expected.arch
 
 
+def _quick_nasi_config(tmp_path, space: str, dataset: str, seed: int, supernet: str = ""):
+    """A one-step NASI config in NASLib's layout, writing under tmp_path/run."""
+    config = tmp_path / "nasi.yaml"
+    config.write_text(textwrap.dedent(f"""\
+        search_space: {space}
+        dataset: {dataset}
+        optimizer: nasi
+        seed: {seed}
+        out_dir: {tmp_path / 'run'}
+        search: {{epochs: 1, steps: 1, batch_size: 4, {supernet}data: gaussian, progress: false}}
+        """))
+    return config
+
+
 @needs_naslib
 def test_naslib_run_command(tmp_path, require, shared_data):
     from naslib_plugins.cli import main
 
     truth = require(shared_data / get_space("nasbench201").benchmark_file)
-    config = tmp_path / "nasi.yaml"
-    config.write_text(textwrap.dedent(f"""\
-        search_space: nasbench201
-        dataset: cifar10
-        optimizer: nasi
-        seed: 1
-        out_dir: {tmp_path / 'run'}
-        search: {{epochs: 1, steps: 1, batch_size: 4, channels: 4, cells: 1, data: gaussian, progress: false}}
-        """))
+    config = _quick_nasi_config(tmp_path, "nasbench201", "cifar10", 1, "channels: 4, cells: 1, ")
     assert main(["naslib-run", "--config-file", str(config), "--benchmark", str(truth)]) == 0
     result = json.loads((tmp_path / "run/nasbench201/cifar10/nasi/1/naslib_run.json").read_text())
     assert result["accuracy_source"] == truth.name and 0 < result["test_accuracy"] < 100
@@ -373,15 +379,7 @@ def test_naslib_run_on_a_table_of_validation_metrics(tmp_path, require, shared_d
     from naslib_plugins.cli import main
 
     truth = require(shared_data / get_space("transbench101_micro").benchmark_file)
-    config = tmp_path / "nasi.yaml"
-    config.write_text(textwrap.dedent(f"""\
-        search_space: transbench101_micro
-        dataset: class_scene
-        optimizer: nasi
-        seed: 0
-        out_dir: {tmp_path / 'run'}
-        search: {{epochs: 1, steps: 1, batch_size: 4, data: gaussian, progress: false}}
-        """))
+    config = _quick_nasi_config(tmp_path, "transbench101_micro", "class_scene", 0)
     assert main(["naslib-run", "--config-file", str(config), "--benchmark", str(truth)]) == 0
     result = json.loads((tmp_path / "run/transbench101_micro/class_scene/nasi/0/naslib_run.json").read_text())
     assert result["test_accuracy"] is None and 0 < result["val_accuracy"] < 100
