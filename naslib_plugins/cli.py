@@ -366,10 +366,10 @@ def cmd_naslib_run(args: argparse.Namespace) -> int:
 
     result = run_config(args.config_file, args.benchmark)
     # a table of validation metrics only (NB101/NB301 zc files, TNB) answers with those
-    metric = next((m for m in ACCURACY_METRICS if result.get(m) is not None), "test_accuracy")
-    acc = "n/a" if result.get(metric) is None else f"{result[metric]:.2f}"
+    metric = next((m for m in ACCURACY_METRICS if result.get(m) is not None), None)
+    found = "accuracy n/a" if metric is None else f"{metric.replace('_', ' ')} {result[metric]:.2f}"
     print(f"{result['optimizer']} {result['space']}/{result['dataset']} seed {result['seed']}: {result['arch_str']}  "
-          f"{metric.replace('_', ' ')} {acc} ({result['accuracy_source'] or 'no benchmark'})")
+          f"{found} ({result['accuracy_source'] or 'no benchmark'})")
     for note in result["notes"]:
         print(f"note: {note}")
     print(f"saved {result['out']}")

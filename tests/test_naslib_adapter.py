@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+import yaml
 
 from naslib_plugins.data.batches import BatchSource, ImageBatches
 from naslib_plugins.errors import ArchitectureError, UserError
@@ -342,17 +343,14 @@ def test_trainer_runs_zero_cost_pt(tmp_path):
     assert tuple(optimizer.get_final_architecture().get_op_indices()) == expected.arch
 
 
-def _quick_nasi_config(tmp_path, space: str, dataset: str, seed: int, supernet: str = ""):
+QUICK_NASI = {"epochs": 1, "steps": 1, "batch_size": 4, "data": "gaussian", "progress": False}
+
+
+def _quick_nasi_config(tmp_path, space: str, dataset: str, seed: int, **supernet):
     """A one-step NASI config in NASLib's layout, writing under tmp_path/run."""
     config = tmp_path / "nasi.yaml"
-    config.write_text(textwrap.dedent(f"""\
-        search_space: {space}
-        dataset: {dataset}
-        optimizer: nasi
-        seed: {seed}
-        out_dir: {tmp_path / 'run'}
-        search: {{epochs: 1, steps: 1, batch_size: 4, {supernet}data: gaussian, progress: false}}
-        """))
+    config.write_text(yaml.safe_dump({"search_space": space, "dataset": dataset, "optimizer": "nasi", "seed": seed,
+                                      "out_dir": str(tmp_path / "run"), "search": {**QUICK_NASI, **supernet}}))
     return config
 
 
@@ -361,7 +359,7 @@ def test_naslib_run_command(tmp_path, require, shared_data):
     from naslib_plugins.cli import main
 
     truth = require(shared_data / get_space("nasbench201").benchmark_file)
-    config = _quick_nasi_config(tmp_path, "nasbench201", "cifar10", 1, "channels: 4, cells: 1, ")
+    config = _quick_nasi_config(tmp_path, "nasbench201", "cifar10", 1, channels=4, cells=1)
     assert main(["naslib-run", "--config-file", str(config), "--benchmark", str(truth)]) == 0
     result = json.loads((tmp_path / "run/nasbench201/cifar10/nasi/1/naslib_run.json").read_text())
     assert result["accuracy_source"] == truth.name and 0 < result["test_accuracy"] < 100
@@ -371,20 +369,31 @@ def test_naslib_run_command(tmp_path, require, shared_data):
 
 
 @needs_naslib
-def test_naslib_run_on_a_table_of_validation_metrics(tmp_path, require, shared_data, capsys):
-    """NASI through the Trainer on TNB micro, whose table holds validation metrics only: the output
-    says which it reports, and no note carries this machine's path to NASLib's data."""
+@pytest.mark.parametrize("space, dataset, supernet", [("transbench101_micro", "class_scene", {}),
+                                                      ("nasbench301", "cifar10", {"channels": 4, "cells": 1})])
+def test_naslib_run_beyond_nb201_finds_what_the_search_command_finds(tmp_path, require, shared_data, capsys,
+                                                                     space, dataset, supernet):
+    """NASI through the Trainer on TNB micro and NB301 (issue 30): the same cell as `naslib-plugins
+    search` with the same settings. Their tables hold validation metrics only (NB301's zc file 725
+    cells, which a search rarely finds): the output says which it reports, and no note carries this
+    machine's path to NASLib's data."""
     from naslib import utils
 
     from naslib_plugins.cli import main
 
-    truth = require(shared_data / get_space("transbench101_micro").benchmark_file)
-    config = _quick_nasi_config(tmp_path, "transbench101_micro", "class_scene", 0)
+    truth = require(shared_data / get_space(space).benchmark_file)
+    config = _quick_nasi_config(tmp_path, space, dataset, 0, **supernet)
     assert main(["naslib-run", "--config-file", str(config), "--benchmark", str(truth)]) == 0
-    result = json.loads((tmp_path / "run/transbench101_micro/class_scene/nasi/0/naslib_run.json").read_text())
-    assert result["test_accuracy"] is None and 0 < result["val_accuracy"] < 100
-    assert f"val accuracy {result['val_accuracy']:.2f}" in capsys.readouterr().out
+    result = json.loads((tmp_path / f"run/{space}/{dataset}/nasi/0/naslib_run.json").read_text())
+    val = result["val_accuracy"]
+    assert result["test_accuracy"] is None and (val is None if space == "nasbench301" else 0 < val < 100)
+    assert ("  accuracy n/a" if val is None else f"val accuracy {val:.2f}") in capsys.readouterr().out
     assert not any(str(utils.get_project_root()) in note for note in result["notes"])
+    options = [a for k, v in {**QUICK_NASI, **supernet}.items() if k not in ("epochs", "progress")
+               for a in (f"--{k.replace('_', '-')}", str(v))]
+    assert main(["search", "--optimizer", "nasi", "--space", space, "--dataset", dataset, "--seed", "0", *options,
+                 "--benchmark", str(truth), "--out", str(tmp_path / "direct")]) == 0
+    assert json.loads((tmp_path / "direct/search.json").read_text())["runs"][0]["arch"] == result["arch"]
 
 
 @needs_naslib

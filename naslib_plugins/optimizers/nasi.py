@@ -192,6 +192,7 @@ class NASI(Optimizer):
 
     def check(self, space: SearchSpace, dataset: str) -> None:
         supernet = space.supernet_type("nasi")
+        space.resolve_supernet_size({"channels": self.channels, "cells": self.cells})
         if self.drop_none and supernet.none_op is None:
             raise UserError(f"nasi drop-none: the {space.name} supernet has no `none` op to drop")
         if self.per_cell and not supernet.per_cell_sampling:

@@ -81,6 +81,7 @@ class ZeroCostPT(Optimizer):
 
     def check(self, space: SearchSpace, dataset: str) -> None:
         space.supernet_type("mixed")
+        space.resolve_supernet_size({"channels": self.channels, "cells": self.cells})
 
     def _order(self, items: tuple, rng: np.random.Generator) -> list:
         if self.edge_order == "random":

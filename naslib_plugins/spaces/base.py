@@ -97,13 +97,16 @@ class SearchSpace(ABC):
         """The supernet of `kind` for `dataset` at `size` (keywords of `supernet_size`, None
         entries left at their default)."""
         supernet = self.supernet_type(kind)
-        return self._build_supernet(supernet, self.check_dataset(dataset), self._supernet_size(size))
+        return self._build_supernet(supernet, self.check_dataset(dataset), self.resolve_supernet_size(size))
 
     def standalone(self, arch: Any, dataset: str, size: Mapping[str, int | None] | None = None) -> nn.Module:
         """The stand-alone network of `arch` at the width and depth of the supernet of `size`."""
-        return self._build_standalone(arch, dataset, self._supernet_size(size))
+        return self._build_standalone(arch, dataset, self.resolve_supernet_size(size))
 
-    def _supernet_size(self, size: Mapping[str, int | None] | None) -> dict[str, int]:
+    def resolve_supernet_size(self, size: Mapping[str, int | None] | None) -> dict[str, int]:
+        """`supernet_size` with the entries of `size` that are not None; an unknown keyword (a space
+        whose supernet has no free size takes none) or a value that is not a positive integer
+        raises UserError, so an optimizer can check its options before any work."""
         return _resolve(size, self.supernet_size, f"{self.name}'s supernet")
 
     def _build_supernet(self, supernet: type[Supernet], dataset: str, size: dict[str, int]) -> Supernet:
