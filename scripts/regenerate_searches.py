@@ -54,12 +54,33 @@ def seeds_of(search_json: Path) -> list[int]:
     return sorted(r["seed"] for r in json.loads(search_json.read_text())["runs"])
 
 
+def put_in_place(new: Path, run: Path) -> None:
+    """`new` replaces the folder `run`: the old one is first renamed aside (RUN.old), so that a
+    kill at any point leaves either folder whole, and `recover` puts things right on the next start."""
+    aside = run.with_name(run.name + ".old")
+    run.rename(aside)
+    new.rename(run)
+    shutil.rmtree(aside)
+
+
+def recover(results: Path) -> None:
+    """Finish what a killed `put_in_place` left: RUN.old beside RUN is the old run, done with; RUN.old
+    alone is the old run still wanted (the new one, still under results_next, goes in again)."""
+    for aside in sorted(p for p in results.rglob("*.old") if p.is_dir()):
+        run = aside.with_name(aside.name[: -len(".old")])
+        if run.exists():
+            shutil.rmtree(aside)
+        else:
+            aside.rename(run)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="", help="only the runs whose folder contains this")
     ap.add_argument("--list", action="store_true", help="print each run's command and exit")
     args = ap.parse_args()
     data = Path(os.environ.get(DATA_ENV) or sys.exit(f"set {DATA_ENV} to the benchmark data folder"))
+    recover(RESULTS)
     runs = sorted(p.parent for p in RESULTS.rglob("search.json")
                   if args.only in p.parent.as_posix() and "demo_digits" not in p.parts)
     for run in runs:
@@ -73,8 +94,7 @@ def main() -> int:
         print(f"regenerate-searches: {rel}", file=sys.stderr)
         subprocess.run(argv, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
         if seeds_of(new / "search.json") == seeds_of(run / "search.json"):
-            shutil.rmtree(run)
-            new.rename(run)
+            put_in_place(new, run)
     return 0
 
 
