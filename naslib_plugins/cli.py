@@ -357,14 +357,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_naslib_run(args: argparse.Namespace) -> int:
     """One search from a config in NASLib's YAML layout, through NASLib's Trainer (needs NASLib)."""
+    import warnings
+
     from naslib_plugins.evaluation.search_run import ACCURACY_METRICS
 
     try:
+        from naslib_plugins.naslib_adapter.optimizers import IgnoredKeysWarning
         from naslib_plugins.naslib_adapter.runner import run_config
     except ImportError as e:
         raise UserError(str(e)) from None
 
-    result = run_config(args.config_file, args.benchmark)
+    shown = warnings.showwarning
+
+    def show(message, category, *rest):  # ours as one line, before the search, not after it
+        if issubclass(category, IgnoredKeysWarning):
+            print(f"naslib-plugins: warning: {message}", file=sys.stderr, flush=True)
+        else:
+            shown(message, category, *rest)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        result = run_config(args.config_file, args.benchmark)
     # a table of validation metrics only (NB101/NB301 zc files, TNB) answers with those
     metric = next((m for m in ACCURACY_METRICS if result.get(m) is not None), None)
     found = "accuracy n/a" if metric is None else f"{metric.replace('_', ' ')} {result[metric]:.2f}"

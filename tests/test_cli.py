@@ -208,17 +208,13 @@ def _config_paths(folder: str = ""):
     return sorted(Path(__file__).resolve().parents[1].joinpath("configs", folder).glob("*.yaml"))
 
 
-# what the NASLib adapter reads from a config's `search` besides the optimizer's parameters
-NASLIB_RUN_KEYS = {"epochs", "checkpoint_freq", "seed", "progress", "device"}
-
-
 def test_shipped_naslib_configs_are_valid():
     """configs/naslib/ (NASLib's layout, for the Trainer, which CI does not have): every search key
     is the optimizer's parameter, a data option or the Trainer's, and the optimizer accepts the space,
     dataset and supernet size, as the adapter checks them before a search."""
     import yaml
 
-    from naslib_plugins.data.sources import BATCH_OPTIONS
+    from naslib_plugins.config import unread_search_keys
 
     paths = _config_paths("naslib")
     assert {"nasi_nasbench201.yaml", "nasi_nasbench301.yaml", "nasi_transbench101_micro.yaml"} <= {
@@ -227,9 +223,11 @@ def test_shipped_naslib_configs_are_valid():
         config = yaml.safe_load(path.read_text())
         cls = OPTIMIZERS.get(config["optimizer"])
         search = config["search"]
-        assert set(search) <= set(constructor_params(cls)) | set(BATCH_OPTIONS) | NASLIB_RUN_KEYS, path.name
+        assert unread_search_keys(cls, search) == [], path.name
         space = get_space(config["search_space"])
         cls.from_args(search).check(space, space.check_dataset(config["dataset"]))
+    # what the adapter warns of: a key no part of the run reads, e.g. a misspelt option
+    assert unread_search_keys(OPTIMIZERS.get("nasi"), ["stepz", "steps", "epochs", "batch_size"]) == ["stepz"]
 
 
 def test_an_optimizer_refuses_a_supernet_size_the_space_does_not_take(tmp_path, capsys):

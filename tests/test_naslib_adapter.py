@@ -355,14 +355,17 @@ def _quick_nasi_config(tmp_path, space: str, dataset: str, seed: int, **supernet
 
 
 @needs_naslib
-def test_naslib_run_command(tmp_path, require, shared_data):
+def test_naslib_run_command(tmp_path, require, shared_data, capsys):
     from naslib_plugins.cli import main
 
     truth = require(shared_data / get_space("nasbench201").benchmark_file)
-    config = _quick_nasi_config(tmp_path, "nasbench201", "cifar10", 1, channels=4, cells=1)
+    # a misspelt option is said to be ignored, on one line, not silently left at its default
+    config = _quick_nasi_config(tmp_path, "nasbench201", "cifar10", 1, channels=4, cells=1, stepz=3)
     assert main(["naslib-run", "--config-file", str(config), "--benchmark", str(truth)]) == 0
+    assert "naslib-plugins: warning: nasi reads no search key stepz (ignored)" in capsys.readouterr().err
     result = json.loads((tmp_path / "run/nasbench201/cifar10/nasi/1/naslib_run.json").read_text())
     assert result["accuracy_source"] == truth.name and 0 < result["test_accuracy"] < 100
+    assert "search keys ignored (no nasi option): stepz" in result["notes"] and result["options"]["steps"] == 1
     assert get_space("nasbench201").to_string(result["arch"]) == result["arch_str"]
     config.write_text("search_space: nasbench201\ndataset: cifar10\noptimizer: nasi\nseed: 0\nout_dir: x\n")
     assert main(["naslib-run", "--config-file", str(config)]) == 2

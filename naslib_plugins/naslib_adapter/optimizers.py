@@ -14,12 +14,14 @@ out takes the class's (or `make_batches`'s) default.
 from __future__ import annotations
 
 import math
+import warnings
 
 import torch
 from naslib.optimizers.core.metaclasses import MetaOptimizer
 from naslib.search_spaces.core.graph import Graph
 from naslib.search_spaces.core.query_metrics import Metric
 
+from naslib_plugins.config import naslib_search_keys, unread_search_keys
 from naslib_plugins.data.sources import BATCH_OPTIONS, make_batches
 from naslib_plugins.device import resolve_device
 from naslib_plugins.errors import UserError
@@ -29,6 +31,10 @@ from naslib_plugins.spaces import get_space
 
 # what Trainer.search logs each epoch, in its order
 STATISTICS = (Metric.TRAIN_ACCURACY, Metric.VAL_ACCURACY, Metric.TEST_ACCURACY, Metric.TRAIN_TIME)
+class IgnoredKeysWarning(UserWarning):
+    """Config `search` keys that the optimizer does not read."""
+
+
 
 
 class PluginOptimizer(MetaOptimizer):
@@ -39,7 +45,14 @@ class PluginOptimizer(MetaOptimizer):
         super().__init__()
         self.config = config
         search = config.search
-        self.optimizer = OPTIMIZERS.get(self.plugin).from_args(search)
+        cls = OPTIMIZERS.get(self.plugin)
+        # NASLib's configs carry keys for its own optimizers; one that none here reads (or a
+        # misspelt option) would otherwise leave a default in its place without a word
+        self.ignored = unread_search_keys(cls, search)
+        if self.ignored:
+            warnings.warn(f"{self.plugin} reads no search key {', '.join(self.ignored)} (ignored); it takes "
+                          f"{', '.join(naslib_search_keys(cls))}", IgnoredKeysWarning, stacklevel=2)
+        self.optimizer = cls.from_args(search)
         self.seed = int(search.get("seed", config.get("seed", 0)))
         self.progress = bool(search.get("progress", True))
         # as NASLib's Trainer picks its device: the first GPU when there is one
