@@ -31,10 +31,10 @@ from naslib_plugins.spaces import get_space
 
 # what Trainer.search logs each epoch, in its order
 STATISTICS = (Metric.TRAIN_ACCURACY, Metric.VAL_ACCURACY, Metric.TEST_ACCURACY, Metric.TRAIN_TIME)
+
+
 class IgnoredKeysWarning(UserWarning):
     """Config `search` keys that the optimizer does not read."""
-
-
 
 
 class PluginOptimizer(MetaOptimizer):
