@@ -9,7 +9,8 @@ Options come from `config.search`: the keys named like our optimizer's parameter
 `naslib-plugins search --help`; a predictor by its registered name), the data options
 `batch_size`, `labels`, `data`, `images`, `resolution` (as the `search` command's), `seed`,
 `progress` and `device` (auto: the first GPU if there is one, as NASLib's Trainer). A key left
-out takes the class's (or `make_batches`'s) default.
+out takes the class's (or `make_batches`'s) default; a key none of these reads (one of NASLib's
+own optimizers', a misspelt option) is named in an IgnoredKeysWarning.
 """
 from __future__ import annotations
 
