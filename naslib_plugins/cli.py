@@ -401,7 +401,7 @@ def _recorded_args(meta: dict) -> argparse.Namespace:
     if unset:
         raise UserError(f"the recorded command names an unset variable: {unset[0]}")
     try:
-        return _parse(build_parser(), [os.path.expandvars(w) for w in words[1:]])
+        return parse_command(build_parser(), [os.path.expandvars(w) for w in words[1:]])
     except SystemExit:  # argparse has printed why
         raise UserError("the recorded command no longer parses") from None
 
@@ -895,7 +895,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tables)
 
     p = sub.add_parser("naslib-run", help="a search from a NASLib-layout YAML config, through NASLib's Trainer")
-    # dest config_file: `config` is what _parse reads as a YAML of the command's options
+    # dest config_file: `config` is what parse_command reads as a YAML of the command's options
     p.add_argument("--config", "--config-file", dest="config_file", required=True, metavar="FILE",
                    help="configs/naslib/*.yaml: search_space, dataset, optimizer, seed, out_dir, search: {...}")
     p.add_argument("--benchmark", help="ground truth for the found architecture when NASLib has no benchmark data")
@@ -949,7 +949,7 @@ def _check_shared(args: argparse.Namespace) -> None:
         raise UserError(f"--out {out}: {folder} is not a folder")
 
 
-def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+def parse_command(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """The options of `argv`, those of a --config file under the command line's."""
     args = parser.parse_args(argv)
     if getattr(args, "config", None):
@@ -964,7 +964,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = None
     try:
-        args = _parse(parser, argv)
+        args = parse_command(parser, argv)
         errors.quiet = args.quiet
         if args.command == "correlate" and not args.out:
             raise UserError("correlate needs --out DIR (on the command line or in --config)")

@@ -3,7 +3,9 @@ is searched again with the command it recorded, into the same folder under resul
 (resumable per seed: rerun to continue; a session that stops mid-run commits the partial
 runs.jsonl there), and once all of a run's seeds are done the new folder replaces the old one.
 Data paths recorded absolute by older code are mapped to the same file under $NASLIB_PLUGINS_DATA
-(the new run records them relative to it).
+(the new run records them relative to it), and an option whose default has changed since is given
+as the run recorded it (NASI's --hvp exact), so the search is the one that was run; the script
+stops if a recorded option cannot be given back.
 
     NASLIB_PLUGINS_DATA=... python scripts/regenerate_searches.py [--only SUBSTRING] [--list]
 """
@@ -50,6 +52,34 @@ def recorded_argv(command: str, out: Path, data: Path) -> list[str]:
     return argv
 
 
+def searched_options(argv: list[str]) -> tuple[type, dict]:
+    """The optimizer class `argv` runs and the options its run would record."""
+    from naslib_plugins.cli import build_parser, parse_command
+    from naslib_plugins.optimizers import OPTIMIZERS
+    from naslib_plugins.spaces import get_space
+
+    args = parse_command(build_parser(), argv[1:])
+    cls = OPTIMIZERS.get(args.optimizer)
+    return cls, cls.from_args(args).recorded_options(get_space(args.space))
+
+
+def pinned_argv(argv: list[str], config: dict) -> list[str]:
+    """`argv` with every option whose default has changed since the run recorded `config` given as the
+    run had it (NASI's --hvp exact: runs recorded before fd existed used the exact double backward);
+    SystemExit if the command would still search with other options than the recorded ones."""
+    cls, now = searched_options(argv)
+    # an option the record leaves out stands for the value options() leaves out
+    had = {k: config.get(k, cls.unrecorded.get(k, "<not recorded>")) for k in now}
+    for key in sorted(k for k in now if now[k] != had[k] and not isinstance(had[k], bool) and k in cls.unrecorded):
+        argv = argv + [f"--{key.replace('_', '-')}", str(had[key])]
+    cls, now = searched_options(argv)
+    differ = sorted(k for k in now if now[k] != had[k])
+    if differ:
+        sys.exit(f"regenerate-searches: `{shlex.join(argv)}` would now search with other options than "
+                 f"recorded: {', '.join(f'{k} {had[k]!r} -> {now[k]!r}' for k in differ)}")
+    return argv
+
+
 def seeds_of(search_json: Path) -> list[int]:
     return sorted(r["seed"] for r in json.loads(search_json.read_text())["runs"])
 
@@ -87,13 +117,14 @@ def main() -> int:
         rel = run.relative_to(RESULTS)
         new = NEXT / rel
         old = json.loads((run / "search.json").read_text())
-        argv = recorded_argv(old["command"], new, data)
+        argv = pinned_argv(recorded_argv(old["command"], new, data), old["config"])
         if args.list:
             print(shlex.join(argv))
             continue
         print(f"regenerate-searches: {rel}", file=sys.stderr)
         subprocess.run(argv, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
-        if seeds_of(new / "search.json") == seeds_of(run / "search.json"):
+        # every seed the old run had (a run committed part-way gains the seeds its command asks for)
+        if set(seeds_of(run / "search.json")) <= set(seeds_of(new / "search.json")):
             put_in_place(new, run)
     return 0
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from naslib_plugins import errors
-from naslib_plugins.cli import _parse, build_parser, main
+from naslib_plugins.cli import build_parser, main, parse_command
 from naslib_plugins.evaluation.journal import read_score_log
 from naslib_plugins.evaluation.scoring import distinct_sample
 from naslib_plugins.optimizers import OPTIMIZERS
@@ -131,7 +131,7 @@ def test_every_recorded_command_still_parses(monkeypatch):
             commands.add(command)
     assert any("--seeds" in c for c in commands)
     for command in commands:
-        _parse(build_parser(), [os.path.expandvars(w) for w in shlex.split(command)[1:]])
+        parse_command(build_parser(), [os.path.expandvars(w) for w in shlex.split(command)[1:]])
 
 
 def test_correlate_repeats_below_one_is_one_line(tmp_path, capsys):

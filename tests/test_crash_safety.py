@@ -285,39 +285,3 @@ def test_write_csv_compresses_a_large_table_deterministically_and_reads_either_f
     gz.unlink()
     with pytest.raises(BenchmarkFileError, match="no such file"), fileio.open_csv(path):
         pass
-
-
-def test_regenerate_searches_swaps_a_run_so_that_a_kill_anywhere_loses_neither(tmp_path):
-    """scripts/regenerate_searches.py replaces a committed search folder with its regenerated one:
-    killed at any step of the swap, the next start (`recover`) leaves one whole run in place, the new
-    one once it was moved in, else the old, whose regenerated copy is still under results_next."""
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location(
-        "regenerate_searches", Path(__file__).resolve().parents[1] / "scripts" / "regenerate_searches.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-
-    def folders(tag):
-        run, new = tmp_path / "results" / "zc" / "run", tmp_path / "next" / "zc" / "run"
-        for folder, text in ((run, "old"), (new, tag)):
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "search.json").write_text(text)
-        return run, new
-
-    run, new = folders("new")
-    script.put_in_place(new, run)
-    assert (run / "search.json").read_text() == "new" and not new.exists() and not run.with_name("run.old").exists()
-    shutil.rmtree(tmp_path / "results")
-    # killed after the old run was moved aside, before the new one came in: the old run goes back
-    run, new = folders("new")
-    run.rename(run.with_name("run.old"))
-    script.recover(tmp_path / "results")
-    assert (run / "search.json").read_text() == "old" and (new / "search.json").exists()
-    # killed after the new one came in, before the old one was deleted: the old one goes
-    run.rename(run.with_name("run.old"))
-    new.rename(run)
-    (run / "search.json").write_text("new")
-    script.recover(tmp_path / "results")
-    assert (run / "search.json").read_text() == "new" and not run.with_name("run.old").exists()

@@ -2,6 +2,7 @@
 a run's changed predictors up to date and keeps the rest."""
 import csv
 import json
+import shutil
 import sys
 
 import pytest
@@ -138,3 +139,66 @@ def test_a_run_too_large_to_keep_plain_is_written_compressed_and_read_back(tmp_p
     monkeypatch.setattr(fileio, "COMPRESS_OVER", 10**9)  # small again: plain, and the .gz is gone
     assert run(monkeypatch, [*RUN, "--out", str(out)]) == 0
     assert (out / "scores.csv").is_file() and not (out / "scores.csv.gz").exists()
+
+
+def regenerate_searches():
+    """scripts/regenerate_searches.py as a module."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "regenerate_searches", Path(__file__).resolve().parents[1] / "scripts" / "regenerate_searches.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_regenerate_searches_swaps_a_run_so_that_a_kill_anywhere_loses_neither(tmp_path):
+    """scripts/regenerate_searches.py replaces a committed search folder with its regenerated one:
+    killed at any step of the swap, the next start (`recover`) leaves one whole run in place, the new
+    one once it was moved in, else the old, whose regenerated copy is still under results_next."""
+    script = regenerate_searches()
+    def folders(tag):
+        run, new = tmp_path / "results" / "zc" / "run", tmp_path / "next" / "zc" / "run"
+        for folder, text in ((run, "old"), (new, tag)):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "search.json").write_text(text)
+        return run, new
+
+    run, new = folders("new")
+    script.put_in_place(new, run)
+    assert (run / "search.json").read_text() == "new" and not new.exists() and not run.with_name("run.old").exists()
+    shutil.rmtree(tmp_path / "results")
+    # killed after the old run was moved aside, before the new one came in: the old run goes back
+    run, new = folders("new")
+    run.rename(run.with_name("run.old"))
+    script.recover(tmp_path / "results")
+    assert (run / "search.json").read_text() == "old" and (new / "search.json").exists()
+    # killed after the new one came in, before the old one was deleted: the old one goes
+    run.rename(run.with_name("run.old"))
+    new.rename(run)
+    (run / "search.json").write_text("new")
+    script.recover(tmp_path / "results")
+    assert (run / "search.json").read_text() == "new" and not run.with_name("run.old").exists()
+
+
+def test_regenerate_searches_reruns_a_search_with_the_options_it_recorded():
+    """A default that changed since a run was recorded is given back as the run had it (NASI runs
+    recorded before fd existed used the exact double backward, and record no hvp); an option the
+    command cannot give back stops the script before any search."""
+    script = regenerate_searches()
+    nasi = ["naslib-plugins", "search", "--config", "configs/nasi_nasbench201.yaml", "--out", "x"]
+    config = {"steps": 100, "mu": 1.0, "nu": "adaptive", "nu0": 1000.0, "nu_scale": 1.0, "nu_samples": 50,
+              "tau": 1.0, "xi": 1.0, "channels": 16, "cells": 5}
+    assert script.pinned_argv(nasi, config) == nasi + ["--hvp", "exact"]
+    assert script.pinned_argv(nasi, {**config, "hvp": "fd"}) == nasi
+    with pytest.raises(SystemExit, match=r"steps 50 -> 100"):
+        script.pinned_argv(nasi, {**config, "steps": 50})
+    # zc-pt records the supernet size the space resolves (NB201: C = 16, N = 5) when none is given
+    zc_pt = ["naslib-plugins", "search", "--space", "nasbench201", "--optimizer", "zc-pt", "--predictor", "zico",
+             "--out", "x"]
+    recorded = {"predictor": "zico", "pool": 10, "validate_rounds": 100, "edge_order": "random", "channels": 16,
+                "cells": 5}
+    assert script.pinned_argv(zc_pt, recorded) == zc_pt
+    with pytest.raises(SystemExit, match=r"cells 1 -> 5"):
+        script.pinned_argv(zc_pt, {**recorded, "cells": 1})

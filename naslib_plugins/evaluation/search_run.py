@@ -129,11 +129,12 @@ def run_search(
             raise UserError("a pool search needs a benchmark file: the pool is the architectures it holds")
         searched = PoolSpace(space, (k for t in truths.values() for k in t.values))  # it drops repeats
     probe = batches_for(seeds[0])
-    settings = {"optimizer": optimizer.name, "options": optimizer.options(), "space": space.name,
+    options = optimizer.recorded_options(space)
+    settings = {"optimizer": optimizer.name, "options": options, "space": space.name,
                 "dataset": dataset, "batch_size": probe.batch_size, "labels": probe.labels, "data": probe.data,
                 "images": Path(probe.images).name if probe.images else None,
                 **({"pool": len(searched.pool)} if pool else {})}
-    config = {**optimizer.options(), **{k: settings[k] for k in ("batch_size", "labels", "data", "images", "pool")
+    config = {**options, **{k: settings[k] for k in ("batch_size", "labels", "data", "images", "pool")
                                         if k in settings}}
     out.mkdir(parents=True, exist_ok=True)
 

@@ -75,9 +75,9 @@ def run_config(path: str | Path, benchmark: str | Path | None = None) -> dict:
     notes = [note] if note else []
     if optimizer.ignored:
         notes.append(f"search keys ignored (no {config.optimizer} option): {', '.join(optimizer.ignored)}")
-    result = {"optimizer": config.optimizer, "options": optimizer.optimizer.options(), "space": space.name,
-              "dataset": optimizer.dataset, "seed": config.seed, "arch": arch, "arch_str": space.to_string(arch),
-              "notes": notes}
+    result = {"optimizer": config.optimizer, "options": optimizer.optimizer.recorded_options(space),
+              "space": space.name, "dataset": optimizer.dataset, "seed": config.seed, "arch": arch,
+              "arch_str": space.to_string(arch), "notes": notes}
     if dataset_api is not None:
         result["test_accuracy"] = trainer.evaluate(resume_from="", dataset_api=dataset_api)
         result["accuracy_source"] = "NASLib's benchmark, through Trainer.evaluate"

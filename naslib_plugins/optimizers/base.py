@@ -64,6 +64,9 @@ class Optimizer(ABC):
     searches_by_sampling: bool = False
     # one line of help per constructor parameter, shown by `search --help` beside the class default
     param_help: dict[str, str] = {}
+    # options added after runs were recorded, left out of options() at these values: such a run's
+    # record means these, whatever the defaults are now
+    unrecorded: dict[str, Any] = {}
 
     def options(self) -> dict:
         """The settings that determine a search (recorded with every result): every constructor
@@ -95,6 +98,16 @@ class Optimizer(ABC):
                 takes = _takes_predictor(types.get(key)) and isinstance(value, str)
                 kwargs[key] = get_predictor(value) if takes else value
         return cls(**kwargs)
+
+    def recorded_options(self, space: SearchSpace) -> dict:
+        """options() as a run on `space` records them: a supernet size left to the space (None) is
+        written as the size it resolves to, so the record says what the search ran on and runs
+        recorded with the resolved size resume."""
+        out = self.options()
+        size = {k: out[k] for k in SUPERNET_HELP if k in out}
+        if size:
+            out.update(space.resolve_supernet_size(size))
+        return out
 
     def check(self, space: SearchSpace, dataset: str) -> None:  # noqa: B027  (optional: most search any space)
         """Raise UserError now if this optimizer cannot search `space` (before any work starts)."""

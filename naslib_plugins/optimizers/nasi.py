@@ -134,6 +134,9 @@ class NASI(Optimizer):
                     "all cells (NB201)",
         "hvp": f"d S / d alpha: {HVP_HELP}",
     }
+    # at the paper's choice, so runs recorded before these options existed keep resuming (hvp:
+    # those runs used the exact double backward, though fd is the default now)
+    unrecorded = {"nu_stat": "mean", "drop_none": False, "hvp": "exact", "per_cell": False}
 
     def __init__(self, steps: int = 100, mu: float = 1.0, nu: str = "adaptive", nu0: float | None = None,
                  nu_scale: float = 1.0, nu_samples: int = 50, nu_stat: str = "mean", tau: float = 1.0, xi: float = 1.0,
@@ -182,10 +185,7 @@ class NASI(Optimizer):
         options = super().options()
         if self.nu == "adaptive":  # recorded as used, as runs always recorded it
             options["nu0"] = self._adaptive_nu0()
-        # options added after runs were recorded: left out at the paper's choice, so those runs
-        # keep resuming and their recorded commands still reproduce them
-        # (hvp: runs recorded before fd existed used the exact double backward)
-        for key, paper in (("nu_stat", "mean"), ("drop_none", False), ("hvp", "exact"), ("per_cell", False)):
+        for key, paper in self.unrecorded.items():
             if options[key] == paper:
                 del options[key]
         return options
