@@ -65,6 +65,11 @@ class Inputs:
     anchors: Anchors
     skipped: set[str] = field(default_factory=set)  # warned once, though several tables read a run
 
+    def warn_once(self, message: str) -> None:
+        if message not in self.skipped:
+            self.skipped.add(message)
+            warnings.warn(message, stacklevel=3)
+
     def run(self, folder: str | Path, file: str, read: Callable[[Path], object]):
         """read(root/folder/file), None where the run has not written it yet or its files are
         damaged (with a warning naming them); `read` may read more of the folder."""
@@ -74,9 +79,7 @@ class Inputs:
         try:
             return read(path)
         except BenchmarkFileError as e:
-            if str(e) not in self.skipped:
-                self.skipped.add(str(e))
-                warnings.warn(f"{e}; run skipped", stacklevel=2)
+            self.warn_once(f"{e}; run skipped")
             return None
 
     def runs(self, patterns: list[str], file: str, read: Callable[[Path], object]) -> list:
@@ -240,17 +243,20 @@ def naslib_agreement(inputs: Inputs, *, run: str, exact: list[str], noise_run: s
     return lines
 
 
-def _recorded(space: str, dataset: str) -> dict[str, dict[str, float]]:
+def _recorded(space: str, dataset: str) -> dict[str, dict[str, float]] | None:
     """The scores NASLib recorded in the zc file the space declares (under $NASLIB_PLUGINS_DATA)
-    for one dataset or task, {} without the data: Suite-Zero's own scores on that file's
-    architectures, a reference that shares Suite-Zero's data and initialisations but not our inputs."""
+    for one dataset or task: Suite-Zero's own scores on that file's architectures, a reference that
+    shares Suite-Zero's data and initialisations but not our inputs. {} where the space declares no
+    zc file, None where it does but the file is not here."""
     from naslib_plugins.data.batches import data_dir
     from naslib_plugins.evaluation.ground_truth import load_zc_scores
     from naslib_plugins.spaces import get_space
 
     root, found = data_dir(), get_space(space)
-    if root is None or found.zc_file is None or not (root / found.zc_file).is_file():
+    if found.zc_file is None:
         return {}
+    if root is None or not (root / found.zc_file).is_file():
+        return None
     return load_zc_scores(root / found.zc_file, found, dataset)
 
 
@@ -266,7 +272,11 @@ def suite_zero(inputs: Inputs, *, runs: list[str], gap: float, naslib_names: dic
     for r, ours in inputs.runs(runs, "correlation.json", _with_scores):
         space, dataset = r["space"], r["dataset"]
         recorded = _recorded(space, dataset)
-        shared = [k for k in ours if k in recorded]
+        if recorded is None:  # blank columns would read as "NASLib recorded nothing"
+            inputs.warn_once(f"NASLib's zc file of {space} is not under $NASLIB_PLUGINS_DATA: the tables' "
+                             "NASLib-recorded columns are empty and say so")
+        on_hand = recorded or {}
+        shared = [k for k in ours if k in on_hand]
         gaps, rows = 0, []
         for name, c in r["predictors"].items():
             ref = suite.get((name, space, dataset))
@@ -279,16 +289,16 @@ def suite_zero(inputs: Inputs, *, runs: list[str], gap: float, naslib_names: dic
             vs_size = _rank_cell(_spearman(sized)) if sized else ""
             cols = ["", "", vs_size, "", ""]
             theirs = (naslib_names or {}).get(name, name)
-            on_file = [v for v in recorded.values() if theirs in v]
+            on_file = [v for v in on_hand.values() if theirs in v]
             if on_file:
-                both = [k for k in shared if name in ours[k] and theirs in recorded[k] and VAL in recorded[k]]
+                both = [k for k in shared if name in ours[k] and theirs in on_hand[k] and VAL in on_hand[k]]
                 # the same architectures on both sides: what is left of a gap is not the sample
-                on_shared = [_spearman([(src[k][key], recorded[k][VAL]) for k in both])
-                             for src, key in ((ours, name), (recorded, theirs))]
+                on_shared = [_spearman([(src[k][key], on_hand[k][VAL]) for k in both])
+                             for src, key in ((ours, name), (on_hand, theirs))]
                 cols = [_rank_cell(_spearman([(v[theirs], v[VAL]) for v in on_file if VAL in v])),
                         _rank_cell(_spearman([(v[theirs], v[SIZE]) for v in on_file if SIZE in v])),
                         vs_size,
-                        _rank_cell(_spearman([(ours[k][name], recorded[k][theirs]) for k in both])),
+                        _rank_cell(_spearman([(ours[k][name], on_hand[k][theirs]) for k in both])),
                         " / ".join(_rank_cell(v) for v in on_shared)]
             rank = "constant" if "constant_score" in c else with_ci(c, "spearman")
             label = name if theirs == name else f"{name} (NASLib: {theirs})"
@@ -297,7 +307,8 @@ def suite_zero(inputs: Inputs, *, runs: list[str], gap: float, naslib_names: dic
                         + " | ".join(cols) + " |")
         blocks.append([*_run_heading(f"{space} {dataset} ({gaps} gap(s) over {gap} to Suite-Zero)", r, [
             "predictor", "Spearman", "Kendall", "valid/failed", "s/arch", "Suite-Zero S", "ours - Suite-Zero",
-            f"NASLib recorded S ({len(recorded)} archs of its zc file)", "NASLib's vs params S",
+            "NASLib recorded S (its zc file is not here)" if recorded is None
+            else f"NASLib recorded S ({len(recorded)} archs of its zc file)", "NASLib's vs params S",
             "ours vs params S", f"ours vs NASLib's per arch S ({len(shared)} shared)",
             "on the shared archs: ours / NASLib's S"]), *rows])
     return _join(blocks) or [NO_RUNS]
