@@ -20,6 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from naslib_plugins.fileio import write_text_atomic
+
 RESULTS = Path("results")
 NEXT = Path("results_next")
 DATA_ENV = "NASLIB_PLUGINS_DATA"
@@ -84,6 +86,18 @@ def seeds_of(search_json: Path) -> list[int]:
     return sorted(r["seed"] for r in json.loads(search_json.read_text())["runs"])
 
 
+def record_final_out(new: Path, run: Path) -> None:
+    """The command new/search.json records writes to `run`, where the run goes, not to results_next/
+    (the folder does not change what a search finds)."""
+    path = new / "search.json"
+    result = json.loads(path.read_text())
+    searched, final = f"--out {new.as_posix()}", f"--out {run.as_posix()}"
+    if searched not in result["command"]:
+        sys.exit(f"regenerate-searches: {path} records no `{searched}`: {result['command']}")
+    result["command"] = result["command"].replace(searched, final)
+    write_text_atomic(path, json.dumps(result, indent=2) + "\n")
+
+
 def put_in_place(new: Path, run: Path) -> None:
     """`new` replaces the folder `run`: the old one is first renamed aside (RUN.old), so that a
     kill at any point leaves either folder whole, and `recover` puts things right on the next start."""
@@ -125,6 +139,7 @@ def main() -> int:
         subprocess.run(argv, check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
         # every seed the old run had (a run committed part-way gains the seeds its command asks for)
         if set(seeds_of(run / "search.json")) <= set(seeds_of(new / "search.json")):
+            record_final_out(new, run)
             put_in_place(new, run)
     return 0
 

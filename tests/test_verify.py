@@ -202,3 +202,20 @@ def test_regenerate_searches_reruns_a_search_with_the_options_it_recorded():
     assert script.pinned_argv(zc_pt, recorded) == zc_pt
     with pytest.raises(SystemExit, match=r"cells 1 -> 5"):
         script.pinned_argv(zc_pt, {**recorded, "cells": 1})
+
+
+def test_regenerate_searches_records_the_folder_a_run_goes_to(tmp_path):
+    """A regenerated run is searched into results_next/ and moved to results/: the command it records
+    is the one that writes results/, its data path left as recorded."""
+    script = regenerate_searches()
+    new, run = tmp_path / "results_next" / "zc" / "run", tmp_path / "results" / "zc" / "run"
+    new.mkdir(parents=True)
+    command = (f'naslib-plugins search --benchmark "$NASLIB_PLUGINS_DATA"/nb201.csv --out {new.as_posix()} '
+               "--hvp exact")
+    (new / "search.json").write_text(json.dumps({"command": command, "runs": [{"seed": 0}]}))
+    script.record_final_out(new, run)
+    assert json.loads((new / "search.json").read_text()) == {"command": (
+        f'naslib-plugins search --benchmark "$NASLIB_PLUGINS_DATA"/nb201.csv --out {run.as_posix()} --hvp exact'),
+        "runs": [{"seed": 0}]}
+    with pytest.raises(SystemExit, match="records no `--out"):
+        script.record_final_out(new, run)  # no longer names results_next/: refused, not guessed
