@@ -272,11 +272,12 @@ def suite_zero(inputs: Inputs, *, runs: list[str], gap: float, naslib_names: dic
     for r, ours in inputs.runs(runs, "correlation.json", _with_scores):
         space, dataset = r["space"], r["dataset"]
         recorded = _recorded(space, dataset)
-        if recorded is None:  # blank columns would read as "NASLib recorded nothing"
+        missing = recorded is None  # blank columns would read as "NASLib recorded nothing"
+        if missing:
             inputs.warn_once(f"NASLib's zc file of {space} is not under $NASLIB_PLUGINS_DATA: the tables' "
                              "NASLib-recorded columns are empty and say so")
-        on_hand = recorded or {}
-        shared = [k for k in ours if k in on_hand]
+            recorded = {}
+        shared = [k for k in ours if k in recorded]
         gaps, rows = 0, []
         for name, c in r["predictors"].items():
             ref = suite.get((name, space, dataset))
@@ -289,16 +290,16 @@ def suite_zero(inputs: Inputs, *, runs: list[str], gap: float, naslib_names: dic
             vs_size = _rank_cell(_spearman(sized)) if sized else ""
             cols = ["", "", vs_size, "", ""]
             theirs = (naslib_names or {}).get(name, name)
-            on_file = [v for v in on_hand.values() if theirs in v]
+            on_file = [v for v in recorded.values() if theirs in v]
             if on_file:
-                both = [k for k in shared if name in ours[k] and theirs in on_hand[k] and VAL in on_hand[k]]
+                both = [k for k in shared if name in ours[k] and theirs in recorded[k] and VAL in recorded[k]]
                 # the same architectures on both sides: what is left of a gap is not the sample
-                on_shared = [_spearman([(src[k][key], on_hand[k][VAL]) for k in both])
-                             for src, key in ((ours, name), (on_hand, theirs))]
+                on_shared = [_spearman([(src[k][key], recorded[k][VAL]) for k in both])
+                             for src, key in ((ours, name), (recorded, theirs))]
                 cols = [_rank_cell(_spearman([(v[theirs], v[VAL]) for v in on_file if VAL in v])),
                         _rank_cell(_spearman([(v[theirs], v[SIZE]) for v in on_file if SIZE in v])),
                         vs_size,
-                        _rank_cell(_spearman([(ours[k][name], on_hand[k][theirs]) for k in both])),
+                        _rank_cell(_spearman([(ours[k][name], recorded[k][theirs]) for k in both])),
                         " / ".join(_rank_cell(v) for v in on_shared)]
             rank = "constant" if "constant_score" in c else with_ci(c, "spearman")
             label = name if theirs == name else f"{name} (NASLib: {theirs})"
@@ -307,7 +308,7 @@ def suite_zero(inputs: Inputs, *, runs: list[str], gap: float, naslib_names: dic
                         + " | ".join(cols) + " |")
         blocks.append([*_run_heading(f"{space} {dataset} ({gaps} gap(s) over {gap} to Suite-Zero)", r, [
             "predictor", "Spearman", "Kendall", "valid/failed", "s/arch", "Suite-Zero S", "ours - Suite-Zero",
-            "NASLib recorded S (its zc file is not here)" if recorded is None
+            "NASLib recorded S (its zc file is not here)" if missing
             else f"NASLib recorded S ({len(recorded)} archs of its zc file)", "NASLib's vs params S",
             "ours vs params S", f"ours vs NASLib's per arch S ({len(shared)} shared)",
             "on the shared archs: ours / NASLib's S"]), *rows])
