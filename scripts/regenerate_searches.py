@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -82,6 +83,16 @@ def pinned_argv(argv: list[str], config: dict) -> list[str]:
     return argv
 
 
+def records_machine_path(record) -> bool:
+    """Whether a string of `record` (a search.json, parsed) names an absolute path, as older code recorded
+    data files in commands and notes: the runs issue 26 cannot leave committed go first."""
+    if isinstance(record, dict):
+        return any(map(records_machine_path, record.values()))
+    if isinstance(record, list):
+        return any(map(records_machine_path, record))
+    return isinstance(record, str) and re.search(r"(?:^|[\s'(=])/\w", record) is not None
+
+
 def seeds_of(search_json: Path) -> list[int]:
     return sorted(r["seed"] for r in json.loads(search_json.read_text())["runs"])
 
@@ -127,6 +138,7 @@ def main() -> int:
     recover(RESULTS)
     runs = sorted(p.parent for p in RESULTS.rglob("search.json")
                   if args.only in p.parent.as_posix() and "demo_digits" not in p.parts)
+    runs.sort(key=lambda run: not records_machine_path(json.loads((run / "search.json").read_text())))
     for run in runs:
         rel = run.relative_to(RESULTS)
         new = NEXT / rel

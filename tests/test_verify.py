@@ -219,3 +219,12 @@ def test_regenerate_searches_records_the_folder_a_run_goes_to(tmp_path):
         "runs": [{"seed": 0}]}
     with pytest.raises(SystemExit, match="records no `--out"):
         script.record_final_out(new, run)  # no longer names results_next/: refused, not guessed
+
+
+def test_regenerate_searches_takes_the_runs_that_record_a_machine_path_first():
+    script = regenerate_searches()
+    assert script.records_machine_path({"command": "naslib-plugins search --benchmark /data/nb201.csv --out x"})
+    assert script.records_machine_path({"notes": ["no test_accuracy in zc.json: /data/zc.json: [0, 1]"]})
+    assert not script.records_machine_path({
+        "command": 'naslib-plugins search --benchmark "$NASLIB_PLUGINS_DATA"/nb201.csv --out results/x',
+        "notes": ["1/5 seeds", "+-/"], "runs": [{"seed": 0}]})
