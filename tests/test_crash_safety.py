@@ -218,6 +218,45 @@ def test_a_rerun_with_fewer_seeds_keeps_every_finished_seed(tmp_path, capsys):
     assert again["mean_test_accuracy"] == first["mean_test_accuracy"]
 
 
+# --------------------------------------------------------------------------- a search killed mid-seed
+
+
+def test_a_zero_shot_search_killed_mid_seed_resumes_from_its_scores_and_ends_as_one_not_killed(
+        tmp_path, monkeypatch, capsys):
+    """The scores of a seed in progress are journaled: a kill costs the architecture in flight, and the
+    resumed search replays its proposals to the same architecture and scores, scoring only the rest."""
+    from naslib_plugins.evaluation.scoring import ScoringJob
+
+    argv = ["search", "--optimizer", "zc-evolution", *MLP[:4], "--predictor", "zico", "--budget", "12",
+            "--population", "4", "--sample-size", "2", "--seeds", "0-1"]
+    assert main([*argv, "--out", str(tmp_path / "whole")]) == 0
+    whole = json.loads((tmp_path / "whole" / "search.json").read_text())
+    real, calls, kill = ScoringJob.score, [], [True]
+
+    def killed_at_the_sixth_of_seed_1(job, arch):
+        calls.append(job.seed)
+        if kill[0] and calls.count(1) == 6:
+            kill[0] = False
+            raise KeyboardInterrupt
+        return real(job, arch)
+
+    monkeypatch.setattr(ScoringJob, "score", killed_at_the_sixth_of_seed_1)
+    out = tmp_path / "killed"
+    assert main([*argv, "--out", str(out)]) == 130
+    assert len(read_score_log(out / "seed1.partial.jsonl")[1]) == 5
+    calls.clear()
+    assert main([*argv, "--out", str(out)]) == 0
+    assert calls == [1] * (12 - 5)  # seed 0 was saved; seed 1 scores what its journal lacks
+    assert not (out / "seed1.partial.jsonl").exists()
+    again = json.loads((out / "search.json").read_text())
+    for a, b in zip(again["runs"], whole["runs"], strict=True):
+        assert a["arch_str"] == b["arch_str"] and a["predictor_calls"] == b["predictor_calls"] == 12
+    traces = [json.loads(line)["trace"] for line in (out / "runs.jsonl").read_text().splitlines()[1:]]
+    assert traces[1]["resumed"]["architectures"] == 5 and "resumed" not in traces[0]
+    assert traces[1]["top10"] == [json.loads(line)["trace"]["top10"] for line in
+                                  (tmp_path / "whole" / "runs.jsonl").read_text().splitlines()[1:]][1]
+
+
 # --------------------------------------------------------------------------- one writer at a time
 
 

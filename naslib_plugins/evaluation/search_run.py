@@ -2,6 +2,7 @@
 architectures' accuracies looked up in the benchmark's ground truth (never estimated)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -152,15 +153,25 @@ def run_search(
         if done:
             info(f"resuming: seeds {', '.join(map(str, done))} already in {out / 'runs.jsonl'}")
         for seed in seeds:
+            # a zero-shot search's scores so far, so that a kill loses one architecture, not the seed
+            partial = out / f"seed{seed}.partial.jsonl"
             if str(seed) in log.records:
+                partial.unlink(missing_ok=True)  # left by a kill after the seed was saved
                 continue
             wall, cpu = time.perf_counter(), time.process_time()
-            outcome = optimizer.search(searched, dataset, batches_for(seed), seed,
-                                       progress=progress and not errors.quiet, device=device)
+            with (ScoreLog(partial, {**settings, "seed": seed}, resume=resume, environment=environment(device))
+                  if optimizer.journals_scores else contextlib.nullcontext()) as journal:
+                outcome = optimizer.search(searched, dataset, batches_for(seed), seed,
+                                           progress=progress and not errors.quiet, device=device,
+                                           **({"journal": journal} if journal is not None else {}))
+            earlier = outcome.trace.get("resumed", {})  # the seconds of a resumed search's earlier parts
             arch = space.parse(outcome.arch)
             log.add({"hash": str(seed), "seed": seed, "arch": json.loads(json.dumps(arch)),
-                     "arch_str": space.to_string(arch), "search_seconds": time.perf_counter() - wall,
-                     "cpu_seconds": time.process_time() - cpu, "trace": outcome.trace})
+                     "arch_str": space.to_string(arch),
+                     "search_seconds": time.perf_counter() - wall + earlier.get("wall_seconds", 0.0),
+                     "cpu_seconds": time.process_time() - cpu + earlier.get("cpu_seconds", 0.0),
+                     "trace": outcome.trace})
+            partial.unlink(missing_ok=True)
             run = next(r for r in write(log.records)["runs"] if r["seed"] == seed)
             acc = "n/a" if run["test_accuracy"] is None else f"{run['test_accuracy']:.2f}"
             info(f"seed {seed}: {run['arch_str']} test accuracy {acc}")

@@ -62,6 +62,9 @@ class Optimizer(ABC):
     name: str = ""
     # True for a search that only samples and mutates architectures (so it can search a pool)
     searches_by_sampling: bool = False
+    # True for a search whose work is a score per architecture: its `search` takes `journal`, a
+    # ScoreLog of the seed's scores, to resume from and append to (a kill loses one architecture)
+    journals_scores: bool = False
     # one line of help per constructor parameter, shown by `search --help` beside the class default
     param_help: dict[str, str] = {}
     # options added after runs were recorded, left out of options() at these values: such a run's

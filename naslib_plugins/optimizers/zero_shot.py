@@ -4,13 +4,16 @@ search (Real et al. 2019, regularised evolution) and random search (the NASWOT-s
 The budget counts distinct architectures scored. Scores are cached by the space's hash, so an
 architecture proposed twice costs nothing the second time. Each architecture is scored exactly
 as `correlate` scores it (weights seeded from (search seed, hash)), so a search's fitness values
-are the same numbers a correlation run with that seed reports.
+are the same numbers a correlation run with that seed reports, and a search killed part-way
+resumes from its journal of them: the search replays its seeded proposals, reading each score
+it holds, and ends where an uninterrupted one would.
 """
 from __future__ import annotations
 
 import collections
 import math
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -20,6 +23,7 @@ from tqdm import tqdm
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
+from naslib_plugins.evaluation.journal import ScoreLog
 from naslib_plugins.evaluation.scoring import ScoringJob
 from naslib_plugins.optimizers.base import Optimizer, SearchOutcome, predictor_name, scoring_predictor
 from naslib_plugins.predictors import Predictor, SetPredictor, get_predictor
@@ -41,11 +45,20 @@ class _Fitness:
     """Score-by-hash cache; failed or non-finite scores rank below every valid one. With a
     set-level predictor (a rank aggregate) its components are scored per architecture and an
     architecture's fitness is the aggregate over every architecture scored so far, as AZ-NAS's
-    evolution ranks within its history: the same architecture's fitness moves as the set grows."""
+    evolution ranks within its history: the same architecture's fitness moves as the set grows.
+    `journal`: the seed's scores so far, read instead of scoring again and appended to, each with
+    the search's wall and CPU seconds up to it, so a resumed search reports the time of all its parts."""
 
     def __init__(self, space: SearchSpace, dataset: str, predictor: Predictor | SetPredictor, batches: BatchSource,
-                 seed: int, budget: int, progress: bool, desc: str, device: torch.device):
+                 seed: int, budget: int, progress: bool, desc: str, device: torch.device,
+                 journal: ScoreLog | None = None):
         self.space = space
+        self.journal = journal
+        held = journal.records.values() if journal is not None else ()
+        # the time of the earlier parts of a resumed search: that of its last journaled score
+        earlier = max((r["elapsed"] for r in held), default=[0.0, 0.0])
+        self.resumed = {"architectures": len(held), "wall_seconds": earlier[0], "cpu_seconds": earlier[1]}
+        self._clock = (time.perf_counter() - earlier[0], time.process_time() - earlier[1])
         self.name = predictor_name(predictor)
         self.aggregate = predictor if isinstance(predictor, SetPredictor) else None
         scorers = ({c: get_predictor(c) for c in predictor.base_components} if self.aggregate is not None
@@ -80,7 +93,11 @@ class _Fitness:
         if key in self.archs:
             self.cache_hits += 1
             return False
-        record = self.job.score(arch)
+        record = self.journal.records.get(key) if self.journal is not None else None
+        if record is None:
+            record = self.job.score(arch)
+            if self.journal is not None:
+                self.journal.add({**record, "hash": key, "elapsed": self.elapsed()})
         self.archs[key] = self.space.parse(arch)
         for name, column in self.columns.items():
             column.append(record["scores"][name])
@@ -92,6 +109,10 @@ class _Fitness:
             self.failures[key] = "; ".join(failed)
         self._bar.update(1)
         return True
+
+    def elapsed(self) -> list[float]:
+        """[wall, CPU] seconds of the search so far, its earlier parts included."""
+        return [time.perf_counter() - self._clock[0], time.process_time() - self._clock[1]]
 
     def value(self, arch: Any) -> float:
         score = self.scores[self.space.hash(arch)]
@@ -109,6 +130,8 @@ class _Fitness:
                  "predictor_seconds": round(self.seconds, 3), "best_score": valid[best],
                  "n_failed": len(self.failures), "failures": sorted(set(self.failures.values()))[:5],
                  "top10": [[self.space.to_string(self.archs[k]), valid[k]] for k in top], **extra}
+        if self.resumed["architectures"]:
+            trace["resumed"] = self.resumed
         if self.aggregate is not None:
             trace["components"] = list(self.columns)  # n_failed: architectures some component failed on
         if len(self.archs) < self.budget:
@@ -119,6 +142,7 @@ class _Fitness:
 
 class _ZeroShot(Optimizer):
     searches_by_sampling = True
+    journals_scores = True
     param_help = {
         "predictor": "the predictor whose score is searched on; a rank aggregate (ensemble, az_nas, ...) ranks "
                      "each architecture within all those scored so far",
@@ -136,10 +160,10 @@ class ZeroShotRandom(_ZeroShot):
     name = "zc-random"
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
-               progress: bool = True, device: torch.device = CPU) -> SearchOutcome:
+               progress: bool = True, device: torch.device = CPU, journal: ScoreLog | None = None) -> SearchOutcome:
         rng = np.random.default_rng(seed)
         fitness = _Fitness(space, dataset, self.predictor, batches, seed, self.budget, progress,
-                           f"zc-random seed {seed}", device)
+                           f"zc-random seed {seed}", device, journal)
         stale = 0
         while not fitness.exhausted and stale < MAX_STALE_PROPOSALS:
             stale = 0 if fitness.propose(space.sample(rng)) else stale + 1
@@ -169,10 +193,10 @@ class ZeroShotEvolution(_ZeroShot):
             raise UserError(f"zc-evolution population ({population}) cannot exceed the budget ({budget})")
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
-               progress: bool = True, device: torch.device = CPU) -> SearchOutcome:
+               progress: bool = True, device: torch.device = CPU, journal: ScoreLog | None = None) -> SearchOutcome:
         rng = np.random.default_rng(seed)
         fitness = _Fitness(space, dataset, self.predictor, batches, seed, self.budget, progress,
-                           f"zc-evolution seed {seed}", device)
+                           f"zc-evolution seed {seed}", device, journal)
         population: collections.deque = collections.deque()
         stale = 0
         # the initial population: distinct random architectures, as many as fit the budget
