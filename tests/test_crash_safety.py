@@ -1,19 +1,27 @@
 """Nothing finished is lost: damaged lines in a score log or runs.jsonl cost only themselves, record
 boundaries survive a missing newline, result files are replaced atomically, a damaged run does not
-stop the leaderboard, a rerun with fewer seeds keeps the others, and a second writer is refused."""
+stop the leaderboard, a rerun with fewer seeds keeps the others, a search killed mid-seed resumes
+from its journal, and a second writer is refused."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import stat
 
 import pytest
+import torch
 
 from naslib_plugins.cli import main
+from naslib_plugins.data.batches import ImageBatches
 from naslib_plugins.errors import UserError
-from naslib_plugins.evaluation.journal import ScoreLog, read_score_log
+from naslib_plugins.evaluation.journal import ScoreLog, SeedJournal, read_score_log
+from naslib_plugins.evaluation.scoring import ScoringJob
 from naslib_plugins.fileio import OutputLock, atomic_write, write_text_atomic
+from naslib_plugins.optimizers import OPTIMIZERS
+from naslib_plugins.predictors import Predictor, get_predictor
+from naslib_plugins.spaces import get_space
 
 MLP = ["--space", "mlp_act_skip", "--dataset", "digits", "--predictors", "params"]
 SETTINGS = {"space": "test", "seed": 0}
@@ -225,8 +233,6 @@ def test_a_zero_shot_search_killed_mid_seed_resumes_from_its_scores_and_ends_as_
         tmp_path, monkeypatch, capsys):
     """The scores of a seed in progress are journaled: a kill costs the architecture in flight, and the
     resumed search replays its proposals to the same architecture and scores, scoring only the rest."""
-    from naslib_plugins.evaluation.scoring import ScoringJob
-
     argv = ["search", "--optimizer", "zc-evolution", *MLP[:4], "--predictor", "zico", "--budget", "12",
             "--population", "4", "--sample-size", "2", "--seeds", "0-1"]
     assert main([*argv, "--out", str(tmp_path / "whole")]) == 0
@@ -247,14 +253,61 @@ def test_a_zero_shot_search_killed_mid_seed_resumes_from_its_scores_and_ends_as_
     calls.clear()
     assert main([*argv, "--out", str(out)]) == 0
     assert calls == [1] * (12 - 5)  # seed 0 was saved; seed 1 scores what its journal lacks
-    assert not (out / "seed1.partial.jsonl").exists()
+    assert not list(out.glob("seed*.partial.jsonl*"))  # the journals and their locks
     again = json.loads((out / "search.json").read_text())
     for a, b in zip(again["runs"], whole["runs"], strict=True):
         assert a["arch_str"] == b["arch_str"] and a["predictor_calls"] == b["predictor_calls"] == 12
     traces = [json.loads(line)["trace"] for line in (out / "runs.jsonl").read_text().splitlines()[1:]]
-    assert traces[1]["resumed"]["architectures"] == 5 and "resumed" not in traces[0]
+    assert traces[1]["resumed"]["records"] == 5 and "resumed" not in traces[0]
     assert traces[1]["top10"] == [json.loads(line)["trace"]["top10"] for line in
                                   (tmp_path / "whole" / "runs.jsonl").read_text().splitlines()[1:]][1]
+
+
+class _DrawsFromTheGlobalGenerator(Predictor):
+    """A predictor that draws from torch's global RNG, as Zen-NAS's inputs do, and fails on some calls."""
+
+    def score(self, model, batches, loss_fn):
+        value = float(torch.rand(()))
+        return math.nan if value < 0.03 else value
+
+
+class _Killed(BaseException):  # as KeyboardInterrupt: not a predictor's failure
+    pass
+
+
+@pytest.mark.parametrize("predictor", ["zico", "nwot_eval", "draws"])
+@pytest.mark.parametrize("kill_at", [17, 63])  # proposing (of 2 x 30 evaluations), then validating
+def test_zc_pt_killed_part_way_resumes_from_its_journal_and_ends_as_one_not_killed(tmp_path, monkeypatch,
+                                                                                    predictor, kill_at):
+    space = get_space("nasbench201")
+    scorer = _DrawsFromTheGlobalGenerator() if predictor == "draws" else get_predictor(predictor)
+    opt = OPTIMIZERS.get("zc-pt")(predictor=scorer, pool=2, validate_rounds=3, channels=2, cells=1)
+
+    def search(journal=None):
+        return opt.search(space, "cifar10", ImageBatches("cifar10", batch_size=4, seed=0, data="gaussian"), seed=1,
+                          progress=False, journal=journal)
+
+    whole = search()
+    real, calls, armed = type(scorer).score, [], [True]
+
+    def killed(self, *args):
+        calls.append(1)
+        if armed[0] and len(calls) == kill_at:
+            armed[0] = False
+            raise _Killed
+        return real(self, *args)
+
+    monkeypatch.setattr(type(scorer), "score", killed)
+    with ScoreLog(tmp_path / "seed1.partial.jsonl", {"seed": 1}) as log, pytest.raises(_Killed):
+        search(SeedJournal(log))
+    calls.clear()
+    with ScoreLog(tmp_path / "seed1.partial.jsonl", {"seed": 1}) as log:
+        again = search(SeedJournal(log))
+    assert len(calls) == whole.trace["predictor_calls"] - (kill_at - 1)  # only what the journal lacks
+    assert again.trace.pop("resumed")["records"] == kill_at - 1
+    assert again.arch == whole.arch and json.dumps(again.trace) == json.dumps(whole.trace)  # NaN as NaN
+    if predictor == "draws":
+        assert whole.trace["n_failed"] > 0
 
 
 # --------------------------------------------------------------------------- one writer at a time

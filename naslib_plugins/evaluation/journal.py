@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -209,3 +210,29 @@ class ScoreLog:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class SeedJournal:
+    """The finished work of one search seed in progress, by key (an architecture's score, a supernet
+    evaluation), in a ScoreLog so that a kill costs only the unit in flight; without a log it holds
+    nothing. Each record carries the search's wall and CPU seconds up to it, its earlier parts
+    included, so a resumed search reports the time of all its parts."""
+
+    def __init__(self, log: ScoreLog | None = None):
+        self.log = log
+        held = list(log.records.values()) if log is not None else []
+        earlier = max((r["elapsed"] for r in held), default=[0.0, 0.0])  # the last record's
+        self.resumed = {"records": len(held), "wall_seconds": earlier[0], "cpu_seconds": earlier[1]}
+        self._start = (time.perf_counter() - earlier[0], time.process_time() - earlier[1])
+
+    def get(self, key: str) -> dict | None:
+        return self.log.records.get(key) if self.log is not None else None
+
+    def add(self, key: str, record: dict) -> None:
+        if self.log is not None:
+            elapsed = [time.perf_counter() - self._start[0], time.process_time() - self._start[1]]
+            self.log.add({**record, "hash": key, "elapsed": elapsed})
+
+    def trace(self) -> dict:
+        """What a search's trace says of its earlier parts: nothing for a search run in one part."""
+        return {"resumed": self.resumed} if self.resumed["records"] else {}

@@ -17,7 +17,7 @@ from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.device import CPU, environment
 from naslib_plugins.errors import BenchmarkFileError, UserError, info, text_file
 from naslib_plugins.evaluation.ground_truth import GroundTruth, load_ground_truth
-from naslib_plugins.evaluation.journal import ScoreLog
+from naslib_plugins.evaluation.journal import ScoreLog, SeedJournal
 from naslib_plugins.fileio import write_text_atomic
 from naslib_plugins.optimizers.base import Optimizer
 from naslib_plugins.spaces.base import SearchSpace
@@ -153,17 +153,17 @@ def run_search(
         if done:
             info(f"resuming: seeds {', '.join(map(str, done))} already in {out / 'runs.jsonl'}")
         for seed in seeds:
-            # a zero-shot search's scores so far, so that a kill loses one architecture, not the seed
+            # the seed's finished work, for a search that journals it: a kill loses one unit, not the seed
             partial = out / f"seed{seed}.partial.jsonl"
             if str(seed) in log.records:
-                partial.unlink(missing_ok=True)  # left by a kill after the seed was saved
+                _drop(partial)  # left by a kill after the seed was saved
                 continue
             wall, cpu = time.perf_counter(), time.process_time()
             with (ScoreLog(partial, {**settings, "seed": seed}, resume=resume, environment=environment(device))
                   if optimizer.journals_scores else contextlib.nullcontext()) as journal:
                 outcome = optimizer.search(searched, dataset, batches_for(seed), seed,
                                            progress=progress and not errors.quiet, device=device,
-                                           **({"journal": journal} if journal is not None else {}))
+                                           **({"journal": SeedJournal(journal)} if journal is not None else {}))
             earlier = outcome.trace.get("resumed", {})  # the seconds of a resumed search's earlier parts
             arch = space.parse(outcome.arch)
             log.add({"hash": str(seed), "seed": seed, "arch": json.loads(json.dumps(arch)),
@@ -171,11 +171,18 @@ def run_search(
                      "search_seconds": time.perf_counter() - wall + earlier.get("wall_seconds", 0.0),
                      "cpu_seconds": time.process_time() - cpu + earlier.get("cpu_seconds", 0.0),
                      "trace": outcome.trace})
-            partial.unlink(missing_ok=True)
+            _drop(partial)
             run = next(r for r in write(log.records)["runs"] if r["seed"] == seed)
             acc = "n/a" if run["test_accuracy"] is None else f"{run['test_accuracy']:.2f}"
             info(f"seed {seed}: {run['arch_str']} test accuracy {acc}")
         return write(log.records)
+
+
+def _drop(journal: Path) -> None:
+    """A saved seed's journal, with its lock file: only the holder of runs.jsonl's lock opens it, so
+    no other writer can be waiting on that lock."""
+    journal.unlink(missing_ok=True)
+    Path(f"{journal}.lock").unlink(missing_ok=True)
 
 
 def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dict, records: list[dict],

@@ -62,8 +62,8 @@ class Optimizer(ABC):
     name: str = ""
     # True for a search that only samples and mutates architectures (so it can search a pool)
     searches_by_sampling: bool = False
-    # True for a search whose work is a score per architecture: its `search` takes `journal`, a
-    # ScoreLog of the seed's scores, to resume from and append to (a kill loses one architecture)
+    # True for a search that journals its work as it goes: its `search` takes `journal`, a SeedJournal
+    # of the seed's finished work to resume from and append to (a kill loses one unit of it)
     journals_scores: bool = False
     # one line of help per constructor parameter, shown by `search --help` beside the class default
     param_help: dict[str, str] = {}

@@ -15,9 +15,16 @@ on `validate_rounds` fresh mini-batches; the highest sum wins. No weight is trai
 
 The supernet keeps one random initialisation for all passes of a seed, as the authors' code
 reuses one model across its pool; only alpha and the edge order are drawn again.
+
+Every evaluation is journaled (its batch offset, score, and the global RNG state where the
+predictor drew from it), so a search killed part-way replays its seeded decisions from the scores
+it holds and ends as an uninterrupted one: the predictors read no state an earlier evaluation
+leaves (they take gradients functionally; train mode uses batch statistics, eval mode the running
+ones that only a train-mode pass moves).
 """
 from __future__ import annotations
 
+import base64
 import math
 import sys
 from typing import Any
@@ -30,6 +37,7 @@ from tqdm import tqdm
 from naslib_plugins.data.batches import BatchSource, OffsetBatches, on_device
 from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
+from naslib_plugins.evaluation.journal import SeedJournal
 from naslib_plugins.evaluation.scoring import arch_seed
 from naslib_plugins.optimizers.base import SUPERNET_HELP, Optimizer, SearchOutcome, predictor_name, scoring_predictor
 from naslib_plugins.optimizers.zero_shot import _positive_int
@@ -60,6 +68,7 @@ class _Mixed(nn.Module):
 
 class ZeroCostPT(Optimizer):
     name = "zc-pt"
+    journals_scores = True
     param_help = SUPERNET_HELP | {
         "predictor": "the predictor scoring the masked supernets and the candidates",
         "pool": "proposal passes N",
@@ -89,8 +98,9 @@ class ZeroCostPT(Optimizer):
         return list(reversed(items)) if self.edge_order == "reverse" else list(items)
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
-               progress: bool = True, device: torch.device = CPU) -> SearchOutcome:
+               progress: bool = True, device: torch.device = CPU, journal: SeedJournal | None = None) -> SearchOutcome:
         dataset = space.check_dataset(dataset)
+        journal = journal if journal is not None else SeedJournal()
         self.check(space, dataset)
         loss_fn = space.loss_fn(dataset)
         torch.manual_seed(seed)  # drawn on the CPU whatever the device
@@ -106,16 +116,32 @@ class ZeroCostPT(Optimizer):
 
         def score(model: nn.Module, offset: int) -> float:
             nonlocal calls
+            key = f"evaluation {calls}"
             calls += 1
+            held = journal.get(key)
+            if held is None:
+                held = {"offset": offset, **evaluate(model, offset)}
+                journal.add(key, held)
+            elif held["offset"] != offset:
+                raise UserError(f"zc-pt seed {seed}: the journal of this seed in progress does not follow its "
+                                f"search ({key} read batch {held['offset']}, not {offset}); rerun with --restart")
+            elif "rng" in held:  # as if the predictor had drawn again
+                torch.set_rng_state(torch.frombuffer(bytearray(base64.b64decode(held["rng"])), dtype=torch.uint8))
+            if held["failure"]:  # a failing evaluation ranks last, as nanargmin skips NaN
+                failed.append(held["failure"])
+                return math.nan
+            return held["score"]
+
+        def evaluate(model: nn.Module, offset: int) -> dict:
+            state = torch.get_rng_state()
             try:
                 value = float(self.predictor.score(model, OffsetBatches(batches, offset), loss_fn))
-            except Exception as e:  # a failing evaluation ranks last, as nanargmin skips NaN
-                failed.append(f"{type(e).__name__}: {e}")
-                return math.nan
-            if not math.isfinite(value):
-                failed.append(f"non-finite score {value}")
-                return math.nan
-            return value
+                failure = None if math.isfinite(value) else f"non-finite score {value}"
+            except Exception as e:
+                value, failure = math.nan, f"{type(e).__name__}: {e}"
+            drawn = not torch.equal(state, torch.get_rng_state())
+            return {"score": None if failure else value, "failure": failure,
+                    **({"rng": base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode()} if drawn else {})}
 
         # removing m, m-1, ..., 3 of a node's m edges in turn
         drop_evals = sum(sum(range(3, len(node) + 1)) for nodes in net.node_sets for node in nodes)
@@ -175,7 +201,7 @@ class ZeroCostPT(Optimizer):
         best = int(np.nanargmax(totals))
         trace = {"predictor": predictor_name(self.predictor), "predictor_calls": calls, "passes": passes,
                  "candidates": [[space.to_string(a), t] for a, t in zip(candidates, totals)],
-                 "n_failed": len(failed), "failures": sorted(set(failed))[:5]}
+                 "n_failed": len(failed), "failures": sorted(set(failed))[:5], **journal.trace()}
         return SearchOutcome(arch=candidates[best], trace=trace)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import collections
 import math
 import sys
-import time
 from typing import Any
 
 import numpy as np
@@ -23,7 +22,7 @@ from tqdm import tqdm
 from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
-from naslib_plugins.evaluation.journal import ScoreLog
+from naslib_plugins.evaluation.journal import SeedJournal
 from naslib_plugins.evaluation.scoring import ScoringJob
 from naslib_plugins.optimizers.base import Optimizer, SearchOutcome, predictor_name, scoring_predictor
 from naslib_plugins.predictors import Predictor, SetPredictor, get_predictor
@@ -46,19 +45,13 @@ class _Fitness:
     set-level predictor (a rank aggregate) its components are scored per architecture and an
     architecture's fitness is the aggregate over every architecture scored so far, as AZ-NAS's
     evolution ranks within its history: the same architecture's fitness moves as the set grows.
-    `journal`: the seed's scores so far, read instead of scoring again and appended to, each with
-    the search's wall and CPU seconds up to it, so a resumed search reports the time of all its parts."""
+    `journal`: the seed's scores so far, read instead of scoring again, and appended to."""
 
     def __init__(self, space: SearchSpace, dataset: str, predictor: Predictor | SetPredictor, batches: BatchSource,
                  seed: int, budget: int, progress: bool, desc: str, device: torch.device,
-                 journal: ScoreLog | None = None):
+                 journal: SeedJournal | None = None):
         self.space = space
-        self.journal = journal
-        held = journal.records.values() if journal is not None else ()
-        # the time of the earlier parts of a resumed search: that of its last journaled score
-        earlier = max((r["elapsed"] for r in held), default=[0.0, 0.0])
-        self.resumed = {"architectures": len(held), "wall_seconds": earlier[0], "cpu_seconds": earlier[1]}
-        self._clock = (time.perf_counter() - earlier[0], time.process_time() - earlier[1])
+        self.journal = journal if journal is not None else SeedJournal()
         self.name = predictor_name(predictor)
         self.aggregate = predictor if isinstance(predictor, SetPredictor) else None
         scorers = ({c: get_predictor(c) for c in predictor.base_components} if self.aggregate is not None
@@ -93,11 +86,10 @@ class _Fitness:
         if key in self.archs:
             self.cache_hits += 1
             return False
-        record = self.journal.records.get(key) if self.journal is not None else None
+        record = self.journal.get(key)
         if record is None:
             record = self.job.score(arch)
-            if self.journal is not None:
-                self.journal.add({**record, "hash": key, "elapsed": self.elapsed()})
+            self.journal.add(key, record)
         self.archs[key] = self.space.parse(arch)
         for name, column in self.columns.items():
             column.append(record["scores"][name])
@@ -109,10 +101,6 @@ class _Fitness:
             self.failures[key] = "; ".join(failed)
         self._bar.update(1)
         return True
-
-    def elapsed(self) -> list[float]:
-        """[wall, CPU] seconds of the search so far, its earlier parts included."""
-        return [time.perf_counter() - self._clock[0], time.process_time() - self._clock[1]]
 
     def value(self, arch: Any) -> float:
         score = self.scores[self.space.hash(arch)]
@@ -129,9 +117,8 @@ class _Fitness:
         trace = {"predictor": self.name, "predictor_calls": len(self.archs), "cache_hits": self.cache_hits,
                  "predictor_seconds": round(self.seconds, 3), "best_score": valid[best],
                  "n_failed": len(self.failures), "failures": sorted(set(self.failures.values()))[:5],
-                 "top10": [[self.space.to_string(self.archs[k]), valid[k]] for k in top], **extra}
-        if self.resumed["architectures"]:
-            trace["resumed"] = self.resumed
+                 "top10": [[self.space.to_string(self.archs[k]), valid[k]] for k in top],
+                 **self.journal.trace(), **extra}
         if self.aggregate is not None:
             trace["components"] = list(self.columns)  # n_failed: architectures some component failed on
         if len(self.archs) < self.budget:
@@ -160,7 +147,7 @@ class ZeroShotRandom(_ZeroShot):
     name = "zc-random"
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
-               progress: bool = True, device: torch.device = CPU, journal: ScoreLog | None = None) -> SearchOutcome:
+               progress: bool = True, device: torch.device = CPU, journal: SeedJournal | None = None) -> SearchOutcome:
         rng = np.random.default_rng(seed)
         fitness = _Fitness(space, dataset, self.predictor, batches, seed, self.budget, progress,
                            f"zc-random seed {seed}", device, journal)
@@ -193,7 +180,7 @@ class ZeroShotEvolution(_ZeroShot):
             raise UserError(f"zc-evolution population ({population}) cannot exceed the budget ({budget})")
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
-               progress: bool = True, device: torch.device = CPU, journal: ScoreLog | None = None) -> SearchOutcome:
+               progress: bool = True, device: torch.device = CPU, journal: SeedJournal | None = None) -> SearchOutcome:
         rng = np.random.default_rng(seed)
         fitness = _Fitness(space, dataset, self.predictor, batches, seed, self.budget, progress,
                            f"zc-evolution seed {seed}", device, journal)
