@@ -1,7 +1,8 @@
 """Brings the committed search runs up to the code on main (issue 26): every results/**/search.json
 is searched again with the command it recorded, into the same folder under results_next/
-(resumable per seed: rerun to continue; a session that stops mid-run commits the partial
-runs.jsonl there), and once all of a run's seeds are done the new folder replaces the old one.
+(resumable: rerun to continue; a session that stops mid-run commits the partial runs.jsonl and
+the seed's journal, seed<S>.partial.jsonl, there), and once all of a run's seeds are done the new
+folder replaces the old one.
 Data paths recorded absolute by older code are mapped to the same file under $NASLIB_PLUGINS_DATA
 (the new run records them relative to it), and an option whose default has changed since is given
 as the run recorded it (NASI's --hvp exact), so the search is the one that was run; the script

@@ -8,7 +8,7 @@
 # exact double backward, so its fd twin is the levers' baseline): one Gumbel sample per cell, and
 # mu = 2 (the paper's DARTS value) at N = 5.
 # Jobs run two at a time (JOBS=N to change), one torch thread each; each job owns its folder and
-# resumes per seed, so rerunning continues where a killed run stopped (a seed in flight is redone).
+# resumes where a killed run stopped: finished seeds are kept, and a seed in flight from its journal.
 # Usage: scripts/reproduce_nasi.sh [job-name-substring ...]   (no argument: every job, in order)
 set -euo pipefail
 : "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"

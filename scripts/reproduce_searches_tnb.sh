@@ -7,7 +7,7 @@
 # and union_fast, issue 29's aggregate at a fifth of union_agg's cost); macro: zc-evolution and
 # zc-random (zico, union_fast). Inputs: the CIFAR-10 sample resized to 64x64 (the CPU
 # resolution; 256 is the benchmark's) with the task's synthetic targets, batch 32.
-# Jobs run JOBS at a time (default 2) and resume per seed. Usage: scripts/reproduce_searches_tnb.sh [substring ...]
+# Jobs run JOBS at a time (default 2) and resume where they stopped. Usage: scripts/reproduce_searches_tnb.sh [substring ...]
 set -euo pipefail
 : "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"
 export OMP_NUM_THREADS=1

@@ -3,7 +3,7 @@
 # five seeds per optimizer x predictor x dataset, accuracies from the shared 200-epoch table; on NB101
 # and NB301 pool searches within their zc files.
 # Jobs run two at a time (JOBS=N to change), one torch thread each; each job owns its folder and
-# resumes per seed, so rerunning continues where a killed run stopped (a seed in flight is redone).
+# resumes where a killed run stopped: finished seeds are kept, and a seed in flight from its journal.
 # Usage: scripts/reproduce_zero_shot.sh [job-name-substring ...]   (no argument: every job, in order)
 set -euo pipefail
 : "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"

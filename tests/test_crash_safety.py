@@ -310,6 +310,38 @@ def test_zc_pt_killed_part_way_resumes_from_its_journal_and_ends_as_one_not_kill
         assert whole.trace["n_failed"] > 0
 
 
+@pytest.mark.parametrize("options", [{"hvp": "fd"}, {"hvp": "exact", "nu": "fixed", "nu_samples": 2, "per_cell": True}])
+def test_nasi_killed_part_way_resumes_from_its_journaled_steps_and_ends_as_one_not_killed(tmp_path, monkeypatch,
+                                                                                           options):
+    from naslib_plugins.optimizers.nasi import NASI
+
+    space = get_space("nasbench201")
+    nasi = NASI(steps=6, channels=2, cells=1, **options)
+
+    def search(journal=None):
+        return nasi.search(space, "cifar10", ImageBatches("cifar10", batch_size=4, seed=0, data="gaussian"), seed=3,
+                           progress=False, journal=journal)
+
+    whole = search()
+    real, calls, armed = NASI._step, [], [True]
+
+    def killed(*args):
+        calls.append(1)
+        if armed[0] and len(calls) == 4:
+            armed[0] = False
+            raise _Killed
+        return real(*args)
+
+    monkeypatch.setattr(NASI, "_step", staticmethod(killed))
+    with ScoreLog(tmp_path / "seed3.partial.jsonl", {"seed": 3}) as log, pytest.raises(_Killed):
+        search(SeedJournal(log))
+    calls.clear()
+    with ScoreLog(tmp_path / "seed3.partial.jsonl", {"seed": 3}) as log:
+        again = search(SeedJournal(log))
+    assert len(calls) == 6 - 3 and again.trace.pop("resumed")["records"] == 3
+    assert again.arch == whole.arch and again.trace == whole.trace  # every step's score, nu and G_t, and alpha
+
+
 # --------------------------------------------------------------------------- one writer at a time
 
 

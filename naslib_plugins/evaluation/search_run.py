@@ -113,8 +113,9 @@ def run_search(
     device: torch.device = CPU,
     pool: bool = False,
 ) -> dict:
-    """Search once per seed (resuming from out/runs.jsonl) and write out/search.json, which covers every
-    seed finished in out/runs.jsonl. `pool`: search only the architectures the benchmark holds
+    """Search once per seed (resuming from out/runs.jsonl, and a seed in flight from its journal
+    out/seed<S>.partial.jsonl) and write out/search.json, which covers every seed finished in
+    out/runs.jsonl. `pool`: search only the architectures the benchmark holds
     (spaces/pool.py), for the optimizers that search by sampling and mutating."""
     dataset = space.check_dataset(dataset)
     optimizer.check(space, dataset)

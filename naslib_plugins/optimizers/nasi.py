@@ -5,6 +5,10 @@ initialisation theta_0 of a one-shot supernet (eq. 11; the `nasi` predictor). Th
 maximises R(A) = S(A) - mu * max(0, S(A) - nu) (eq. 12-13) in expectation over A ~ p_alpha,
 relaxed with straight-through Gumbel-softmax (eq. 14, App. B.3), by one first-order step from
 alpha_0 = 0 (eq. 15-17). No weight is ever trained.
+
+Since alpha stays alpha_0 until the one step at the end, a step depends only on its batch and its
+Gumbel noise: each step's S and gradient are journaled, and a search killed part-way draws the
+noise of the steps it holds again (so the generator moves on as it did) without computing them.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from tqdm import tqdm
 from naslib_plugins.data.batches import BatchSource, on_device
 from naslib_plugins.device import CPU
 from naslib_plugins.errors import UserError
+from naslib_plugins.evaluation.journal import SeedJournal
 from naslib_plugins.hvp import HVP_HELP, FrozenKinks, check_hvp, fd_step, shifted, sq_norm
 from naslib_plugins.optimizers.base import SUPERNET_HELP, Optimizer, SearchOutcome
 from naslib_plugins.predictors.base import model_device
@@ -117,6 +122,7 @@ def _is_number(value) -> bool:
 
 class NASI(Optimizer):
     name = "nasi"
+    journals_scores = True
     param_help = {
         "steps": "T, Gumbel samples (one mini-batch each)",
         "mu": "penalty coefficient (paper: 1 in the small cell spaces, 2 on DARTS)",
@@ -199,8 +205,9 @@ class NASI(Optimizer):
             raise UserError(f"nasi per-cell: the {space.name} supernet samples all its cells at once")
 
     def search(self, space: SearchSpace, dataset: str, batches: BatchSource, seed: int,
-               progress: bool = True, device: torch.device = CPU) -> SearchOutcome:
+               progress: bool = True, device: torch.device = CPU, journal: SeedJournal | None = None) -> SearchOutcome:
         dataset = space.check_dataset(dataset)
+        journal = journal if journal is not None else SeedJournal()
         self.check(space, dataset)
         loss_fn = space.loss_fn(dataset)
         torch.manual_seed(seed)  # theta_0, drawn on the CPU whatever the device
@@ -247,17 +254,23 @@ class NASI(Optimizer):
                 def sample(noise=noise):
                     return [straight_through(a + o, n, self.tau).to(device) for (a, o), n in zip(choices, noise)]
 
-                s, score_gradient = self._step(net, kinks, alpha, sample, laid_out(x, layout), y, loss_fn)
-                if not math.isfinite(s):
-                    raise UserError(f"nasi: non-finite score {s} at step {t + 1} of seed {seed}; finished seeds "
-                                    "are saved, the others cannot be searched with these settings")
                 nu = fixed if fixed is not None else adaptive_nu(self._adaptive_nu0(), trace["score"])
-                slope = penalty_slope(s, self.mu, nu)
-                if slope == 0.0:  # dR/dS = 0: G_t is exactly zero, no need for the second derivative
-                    g = np.zeros(sum(net.groups))
+                held = journal.get(f"step {t}")
+                if held is not None:
+                    s, g = held["score"], np.array(held["gradient"])
+                    slope = penalty_slope(s, self.mu, nu)
                 else:
-                    g = slope * torch.cat(score_gradient()).double().numpy()
-                del score_gradient
+                    s, score_gradient = self._step(net, kinks, alpha, sample, laid_out(x, layout), y, loss_fn)
+                    if not math.isfinite(s):
+                        raise UserError(f"nasi: non-finite score {s} at step {t + 1} of seed {seed}; finished "
+                                        "seeds are saved, the others cannot be searched with these settings")
+                    slope = penalty_slope(s, self.mu, nu)
+                    if slope == 0.0:  # dR/dS = 0: G_t is exactly zero, no need for the second derivative
+                        g = np.zeros(sum(net.groups))
+                    else:
+                        g = slope * torch.cat(score_gradient()).double().numpy()
+                    del score_gradient
+                    journal.add(f"step {t}", {"score": s, "gradient": g.tolist()})
                 gradients.append(g)
                 for key, value in (("score", s), ("nu", nu), ("slope", slope),
                                    ("grad_norm", float(np.linalg.norm(g)))):
@@ -266,6 +279,7 @@ class NASI(Optimizer):
         alpha_star = list(torch.from_numpy(delta).split(list(net.groups)))  # alpha_0 + Delta*, alpha_0 = 0
         arch = space.parse(net.decode([a + o for a, o in zip(alpha_star, offsets)]))
         trace["alpha"] = [a.tolist() for a in alpha_star]
+        trace.update(journal.trace())
         if not delta.any():
             trace["warnings"] = ["every G_t was 0 (S > nu with mu = 1 at every step), so alpha* = alpha_0 and "
                                  "the architecture is the first op of every choice, not a search result"]
