@@ -23,7 +23,6 @@ from naslib_plugins.spaces.nasbench101.encoding import (
     Arch,
     live_vertices,
     module_hash,
-    pad_spec,
     prune,
     spec_to_arch,
     split_arch,
@@ -97,13 +96,6 @@ class NasBench101Space(SearchSpace):
     def pruned_spec(self, arch: Any) -> tuple[np.ndarray, list[str]]:
         """(matrix, op names) of the cell NB101 builds, n x n with n <= 7."""
         return prune(self.parse(arch))
-
-    def pruned(self, arch: Any) -> Arch:
-        """The tuple of the pruned cell padded back to 7 vertices, as NASLib spells a cell it
-        read from NB101's own data (isomorphic cells still differ; see module_hash)."""
-        matrix, ops = prune(self.parse(arch))
-        padded, op_ids = pad_spec(matrix, [NASLIB_OPS.index(op) for op in ops])
-        return tuple(int(v) for v in padded.flatten()) + tuple(op_ids)
 
     def module_hash(self, arch: Any) -> str:
         """NB101's own key (nasbench_only108.pkl, the tfrecord): equal for isomorphic cells."""
