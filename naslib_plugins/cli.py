@@ -849,7 +849,8 @@ def build_parser() -> argparse.ArgumentParser:
     # --seeds: the spelling of recorded commands
     p.add_argument("--seed", "--seeds", dest="seeds", default="0", help="independent searches: 0-4 or 0,2,5")
     p.add_argument("--benchmark", help="ground-truth file for the found architectures' accuracies")
-    p.add_argument("--out", help="folder for search.json and the resumable runs.jsonl")
+    p.add_argument("--out", help="folder for search.json, the resumable runs.jsonl (finished seeds) and "
+                   "seed<S>.partial.jsonl (the work of a seed in progress, removed once the seed is saved)")
     p.add_argument("--config", help="a YAML file of these options (command-line flags override it)")
     _add_optimizer_args(p)
     _add_batch_args(p)  # --batch-size is NASI's b; --labels random / --data gaussian its agnostic modes
@@ -858,7 +859,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a pool search: only the architectures the benchmark file holds (zc-evolution, zc-random; "
                         "mutation moves to the nearest of them), for NB101 and NB301, whose tables here hold 500 and "
                         "725")
-    p.add_argument("--restart", action="store_true", help="ignore an existing runs.jsonl instead of resuming")
+    p.add_argument("--restart", action="store_true", help="ignore an existing runs.jsonl and a seed's journal "
+                   "instead of resuming")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("demo", help="the main job on an embedded default (no downloaded file)")
