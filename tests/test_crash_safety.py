@@ -250,6 +250,10 @@ def test_a_zero_shot_search_killed_mid_seed_resumes_from_its_scores_and_ends_as_
     out = tmp_path / "killed"
     assert main([*argv, "--out", str(out)]) == 130
     assert len(read_score_log(out / "seed1.partial.jsonl")[1]) == 5
+    shutil.copytree(out, tmp_path / "restarted")
+    calls.clear()
+    assert main([*argv, "--out", str(tmp_path / "restarted"), "--restart"]) == 0
+    assert calls == [0] * 12 + [1] * 12  # --restart discards the journal with the finished seeds
     calls.clear()
     assert main([*argv, "--out", str(out)]) == 0
     assert calls == [1] * (12 - 5)  # seed 0 was saved; seed 1 scores what its journal lacks
