@@ -161,7 +161,7 @@ def run_search(
                 continue
             wall, cpu = time.perf_counter(), time.process_time()
             with (ScoreLog(partial, {**settings, "seed": seed}, resume=resume, environment=environment(device))
-                  if optimizer.journals_scores else contextlib.nullcontext()) as journal:
+                  if optimizer.journals_work else contextlib.nullcontext()) as journal:
                 outcome = optimizer.search(searched, dataset, batches_for(seed), seed,
                                            progress=progress and not errors.quiet, device=device,
                                            **({"journal": SeedJournal(journal)} if journal is not None else {}))

@@ -64,7 +64,7 @@ class Optimizer(ABC):
     searches_by_sampling: bool = False
     # True for a search that journals its work as it goes: its `search` takes `journal`, a SeedJournal
     # of the seed's finished work to resume from and append to (a kill loses one unit of it)
-    journals_scores: bool = False
+    journals_work: bool = False
     # one line of help per constructor parameter, shown by `search --help` beside the class default
     param_help: dict[str, str] = {}
     # options added after runs were recorded, left out of options() at these values: such a run's

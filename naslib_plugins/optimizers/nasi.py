@@ -122,7 +122,7 @@ def _is_number(value) -> bool:
 
 class NASI(Optimizer):
     name = "nasi"
-    journals_scores = True
+    journals_work = True
     param_help = {
         "steps": "T, Gumbel samples (one mini-batch each)",
         "mu": "penalty coefficient (paper: 1 in the small cell spaces, 2 on DARTS)",

@@ -68,7 +68,7 @@ class _Mixed(nn.Module):
 
 class ZeroCostPT(Optimizer):
     name = "zc-pt"
-    journals_scores = True
+    journals_work = True
     param_help = SUPERNET_HELP | {
         "predictor": "the predictor scoring the masked supernets and the candidates",
         "pool": "proposal passes N",

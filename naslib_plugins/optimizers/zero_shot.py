@@ -129,7 +129,7 @@ class _Fitness:
 
 class _ZeroShot(Optimizer):
     searches_by_sampling = True
-    journals_scores = True
+    journals_work = True
     param_help = {
         "predictor": "the predictor whose score is searched on; a rank aggregate (ensemble, az_nas, ...) ranks "
                      "each architecture within all those scored so far",
