@@ -139,9 +139,11 @@ class ZeroCostPT(Optimizer):
                 failure = None if math.isfinite(value) else f"non-finite score {value}"
             except Exception as e:
                 value, failure = math.nan, f"{type(e).__name__}: {e}"
-            drawn = not torch.equal(state, torch.get_rng_state())
-            return {"score": None if failure else value, "failure": failure,
-                    **({"rng": base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode()} if drawn else {})}
+            record = {"score": None if failure else value, "failure": failure}
+            after = torch.get_rng_state()
+            if not torch.equal(state, after):
+                record["rng"] = base64.b64encode(after.numpy().tobytes()).decode()
+            return record
 
         # removing m, m-1, ..., 3 of a node's m edges in turn
         drop_evals = sum(sum(range(3, len(node) + 1)) for nodes in net.node_sets for node in nodes)
