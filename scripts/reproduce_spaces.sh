@@ -9,7 +9,10 @@
 # Then NASLib's other zero-cost measures (NAS-Bench-Suite-Zero's) on the same architectures, in
 # correlate_suite_zero_<task> beside each run: epe_nas only where targets are classes.
 # Then issue 29's rankers (P2, NAS-Bench-Suite-Zero's protocol) in rankers_<task>: AZ-NAS's and
-# VKDNW's aggregates and ours (union_agg, union_fast), with every component reported beside them.
+# VKDNW's aggregates and ours (union_agg, union_fast), with every component reported beside them;
+# RANKERS=union_fast,az_nas runs the ~2-5 CPU-s ones alone first; the full set run later into the
+# same folders reuses their scores (in a clone, or once each folder's uncommitted scores.jsonl is
+# moved aside), adding VKDNW's Fisher and SWAP (~5 CPU-s an architecture).
 # Jobs run one after another, each with WORKERS single-threaded workers (2), and resume per
 # architecture: rerun to continue. Usage: [SELECT=substring] [WORKERS=n] scripts/reproduce_spaces.sh
 # (SELECT: only the jobs whose output folder contains it, e.g. SELECT=transbench101_micro, SELECT=rankers)
@@ -18,7 +21,7 @@ set -euo pipefail
 export OMP_NUM_THREADS=1
 predictors=nasi,zico,snip,grasp,synflow,params,flops,nwot
 suite_zero=fisher,grad_norm,plain,l2_norm,jacov,zen
-rankers=union_agg,union_fast,az_nas,vkdnw_agg
+rankers=${RANKERS:-union_agg,union_fast,az_nas,vkdnw_agg}
 data=$NASLIB_PLUGINS_DATA
 jobs=(
   "nasbench101/correlate_cifar10 --space nasbench101 --dataset cifar10 --all --benchmark $data/nasbench101/zc_nasbench101.json"
@@ -34,8 +37,10 @@ run() {  # run OUT-FOLDER PREDICTORS CORRELATE-OPTIONS...
   local out=$1 names=$2
   shift 2
   [[ "$out" == *"${SELECT:-}"* ]] || return 0
+  # exit status 1: finished and written, with a predictor that failed on every architecture (said
+  # above it); the next jobs still run
   naslib-plugins correlate "$@" --metric val_accuracy --predictors "$names" --seed 0 --workers "${WORKERS:-2}" \
-    --hvp exact --out "results/$out"
+    --hvp exact --out "results/$out" || [ $? -eq 1 ]
 }
 for job in "${jobs[@]}"; do
   set -- $job

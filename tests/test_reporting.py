@@ -784,3 +784,29 @@ def test_protocol_p2_table_means_over_the_tasks_every_column_has(tmp_path):
                  + ours["nasbench101"]["predictors"]["union_agg"]["spearman"]) / 2
     assert (f"| mean over the 2 task(s) every column has |  |  | **{mean_ours:.3f}** | " in page
             and "| **0.725** | **0.830** |" in page)
+
+
+def test_protocol_p2_table_gives_a_ranker_run_on_more_tasks_its_own_mean(tmp_path):
+    rng = np.random.default_rng(1)
+    truth = list(rng.uniform(80, 94, size=20))
+    ours = {}
+    # the fast ranker on three tasks, the costly one on the first only
+    for space, dataset in (("nasbench201", "cifar10"), ("nasbench101", "cifar10"), ("nasbench301", "cifar10")):
+        folder = tmp_path / "runs" / f"{space}_{dataset}"
+        scores = {"union_fast": [t + rng.normal(0, 2) for t in truth]}
+        if space == "nasbench201":
+            scores["union_agg"] = [t + rng.normal(0, 1) for t in truth]
+        ours[space] = _correlation_run(folder, space, dataset, scores, truth)
+        data = json.loads((folder / "correlation.json").read_text())
+        (folder / "correlation.json").write_text(json.dumps({**data, "metric": "val_accuracy"}))
+    manifest = {"tables": {"p2": {"kind": "protocol-p2", "runs": ["runs/*"], "ours": ["union_agg", "union_fast"],
+                                  "published": ["az_nas", "libra"]}},
+                "page": {"file": "README.md", "contents": [{"table": "p2"}]}}
+    (tmp_path / "tables.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    build_tables(tmp_path / "tables.yaml", None)
+    page = (tmp_path / "README.md").read_text()
+    assert "| mean over the 1 task(s) every column has |" in page
+    fast = sum(r["predictors"]["union_fast"]["spearman"] for r in ours.values()) / 3
+    # L-SWAG Table 1 over NB201 C10, NB101, NB301: AZ-NAS (.91 + .54 + .70) / 3, LIBRA (.89 + .77 + .74) / 3
+    assert f"| mean over the 3 task(s) union_fast has |  |  |  | **{fast:.3f}** | **0.717** | **0.800** |" in page
+    assert "task(s) union_agg has" not in page
