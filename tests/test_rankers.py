@@ -108,6 +108,22 @@ def test_expressivity_and_progressivity_are_the_eigen_entropies_of_the_features(
     assert float(w.std()) == pytest.approx(math.sqrt(2 / 36), rel=0.15)
 
 
+def test_eigen_entropy_of_a_rank_deficient_map_is_its_exact_value(monkeypatch):
+    # 96 channels that are linear in 27 values, as NB301's stem: rank 27, so 69 zero eigenvalues
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64 * 16 * 16, 27, generator=g) @ torch.randn(27, 96, generator=g)
+    feature = x.reshape(64, 16, 16, 96).permute(0, 3, 1, 2)
+    s = np.clip(np.linalg.eigvalsh(np.cov(x.double().numpy(), rowvar=False, bias=True)), 0, None)
+    p = s / s.sum()
+    assert az.eigen_entropy(feature) == pytest.approx(float(-(p * np.log(p + 1e-8)).sum()), rel=1e-4)
+    # where round-off puts a zero eigenvalue below -1e-8 of the sum (log of a negative), it counts as 0
+    monkeypatch.setattr(az.torch.linalg, "eigvalsh", lambda sigma: torch.tensor([-1e-6, 0.5, 0.5]))
+    assert az.eigen_entropy(feature) == pytest.approx(math.log(2), rel=1e-6)
+    # an all-zero map stays undefined
+    monkeypatch.setattr(az.torch.linalg, "eigvalsh", lambda sigma: torch.zeros(3))
+    assert math.isnan(az.eigen_entropy(torch.zeros(2, 3, 4, 4)))
+
+
 def _trainability_by_hand(g_in: np.ndarray, v: np.ndarray) -> float:
     """The pair's score from the input-side gradient g_in (already at v's resolution) and v."""
     b, c, h, w = v.shape

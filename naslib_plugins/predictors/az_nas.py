@@ -18,8 +18,13 @@ in order (NB201: stem, 15 cells, 2 residual blocks = 18 maps).
   sigma the largest singular value of G^T V / N (rows: samples x positions), the pair scores
   2 - sigma - 1 / (sigma + 1e-6), or -inf when g is v itself (an identity Jacobian); the score
   is their mean.
-Each of the three is -inf where it comes out NaN (an all-zero feature map, whose eigenvalues
-sum to zero; or a pair with an identity Jacobian for trainability), which the scoring engine
+An entropy the official float32 formula leaves undefined only through round-off (an eigenvalue
+of a rank-deficient covariance below -1e-8 of the sum) is taken with the eigenvalues clamped at
+zero, their exact value; this differs from the official code, which then ranks the architecture
+at the bottom (56 of 1000 NB201 cells, whose deep features collapse; NB301's linear stem on most
+cells; TNB's last stage at 64x64 input). Each of the three is -inf where it comes out NaN (an
+all-zero feature map, whose eigenvalues sum to zero; or a pair with an identity Jacobian for
+trainability), which the scoring engine
 records as a failure with the reason "non-finite score -inf"; `az_nas` ranks such values at the
 bottom rather than dropping them.
 
@@ -114,6 +119,11 @@ def feature_modules(model: nn.Module) -> list[nn.Module]:
     return list(model.feature_modules())
 
 
+def _entropy(eigenvalues: torch.Tensor) -> float:
+    p = eigenvalues / eigenvalues.sum()
+    return float((-p * torch.log(p + _ENTROPY_EPS)).sum())
+
+
 @torch.no_grad()
 def eigen_entropy(feature: torch.Tensor) -> float:
     """Entropy of the normalised eigenvalues of a (B, C, H, W) map's channel covariance, in float32
@@ -123,8 +133,15 @@ def eigen_entropy(feature: torch.Tensor) -> float:
     x = x - x.mean(dim=0, keepdim=True)
     sigma = x.T @ x / x.shape[0]
     s = torch.linalg.eigvalsh(sigma)
-    p = s / s.sum()
-    return float((-p * torch.log(p + _ENTROPY_EPS)).sum())
+    entropy = _entropy(s)
+    if math.isnan(entropy):
+        # A rank-deficient covariance has zero eigenvalues, and float32 round-off can put one below
+        # -1e-8 of the sum, where the official log is undefined: NB301's stem (a conv of 27 input
+        # values to 3C channels, no ReLU) on 7 of 8 cells, TNB's last stage at 64x64 (fewer rows
+        # than channels) on half. Their exact value, zero, gives the entropy the formula means;
+        # where the official value exists it is kept bit for bit.
+        entropy = _entropy(s.clamp_min(0))
+    return entropy
 
 
 def pair_trainability(f_in: torch.Tensor, f_out: torch.Tensor, probe: torch.Tensor) -> float:
