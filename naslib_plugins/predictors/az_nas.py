@@ -21,12 +21,11 @@ in order (NB201: stem, 15 cells, 2 residual blocks = 18 maps).
 An entropy the official float32 formula leaves undefined only through round-off (an eigenvalue
 of a rank-deficient covariance below -1e-8 of the sum) is taken with the eigenvalues clamped at
 zero, their exact value; this differs from the official code, which then ranks the architecture
-at the bottom (38 of 1000 NB201 CIFAR-10 cells, whose deep features collapse; NB301's linear stem on most
-cells; TNB's last stage at 64x64 input). Each of the three is -inf where it comes out NaN (an
-all-zero feature map, whose eigenvalues sum to zero; or a pair with an identity Jacobian for
-trainability), which the scoring engine
-records as a failure with the reason "non-finite score -inf"; `az_nas` ranks such values at the
-bottom rather than dropping them.
+at the bottom (38 of 1000 NB201 CIFAR-10 cells, whose deep features collapse; NB301's linear
+stem on most cells; TNB's last stage at 64x64 input). Each of the three is -inf where it comes
+out NaN (an all-zero feature map, whose eigenvalues sum to zero; or a pair with an identity
+Jacobian for trainability), which the scoring engine records as a failure with the reason
+"non-finite score -inf"; `az_nas` ranks such values at the bottom rather than dropping them.
 
 The vector-Jacobian products are taken block by block: each feature is passed on to the rest of
 the network as a detached leaf, so that d F_l / d F_{l-1} is exactly the Jacobian of the segment
