@@ -759,23 +759,33 @@ def test_searches_table_marks_validation_and_rank_and_names_spaces(tmp_path):
     assert "| nasbench301 | zc-random |" in page
 
 
+def _p2_run(tmp_path, space, dataset, scores, truth):
+    """A correlation run against validation accuracy, as the P2 table reads."""
+    folder = tmp_path / "runs" / f"{space}_{dataset}"
+    run = _correlation_run(folder, space, dataset, scores, truth)
+    data = json.loads((folder / "correlation.json").read_text())
+    (folder / "correlation.json").write_text(json.dumps({**data, "metric": "val_accuracy"}))
+    return run
+
+
+def _p2_page(tmp_path, ours):
+    manifest = {"tables": {"p2": {"kind": "protocol-p2", "runs": ["runs/*"], "ours": ours,
+                                  "published": ["az_nas", "libra"]}},
+                "page": {"file": "README.md", "contents": [{"table": "p2"}]}}
+    (tmp_path / "tables.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    build_tables(tmp_path / "tables.yaml", None)
+    return (tmp_path / "README.md").read_text()
+
+
 def test_protocol_p2_table_means_over_the_tasks_every_column_has(tmp_path):
     rng = np.random.default_rng(0)
     truth = list(rng.uniform(80, 94, size=20))
     ours = {}
     # mlp_act_skip has no published figure: listed, but left out of the means
     for space, dataset in (("nasbench201", "cifar10"), ("nasbench101", "cifar10"), ("mlp_act_skip", "digits")):
-        folder = tmp_path / "runs" / f"{space}_{dataset}"
         scores = {"union_agg": [t + rng.normal(0, 2) for t in truth], "az_nas": [t + rng.normal(0, 4) for t in truth]}
-        ours[space] = _correlation_run(folder, space, dataset, scores, truth)
-        data = json.loads((folder / "correlation.json").read_text())
-        (folder / "correlation.json").write_text(json.dumps({**data, "metric": "val_accuracy"}))
-    manifest = {"tables": {"p2": {"kind": "protocol-p2", "runs": ["runs/*"], "ours": ["union_agg", "az_nas"],
-                                  "published": ["az_nas", "libra"]}},
-                "page": {"file": "README.md", "contents": [{"table": "p2"}]}}
-    (tmp_path / "tables.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
-    build_tables(tmp_path / "tables.yaml", None)
-    page = (tmp_path / "README.md").read_text()
+        ours[space] = _p2_run(tmp_path, space, dataset, scores, truth)
+    page = _p2_page(tmp_path, ["union_agg", "az_nas"])
     assert "| space | task | archs | union_agg | az_nas | az_nas (published) | libra (published) |" in page
     # L-SWAG Table 1: AZ-NAS .91 / .54 and LIBRA .89 / .77 on NB201 CIFAR-10 and NB101
     assert "| 0.91 | 0.89 |" in page and "| 0.54 | 0.77 |" in page
@@ -792,19 +802,11 @@ def test_protocol_p2_table_gives_a_ranker_run_on_more_tasks_its_own_mean(tmp_pat
     ours = {}
     # the fast ranker on three tasks, the costly one on the first only
     for space, dataset in (("nasbench201", "cifar10"), ("nasbench101", "cifar10"), ("nasbench301", "cifar10")):
-        folder = tmp_path / "runs" / f"{space}_{dataset}"
         scores = {"union_fast": [t + rng.normal(0, 2) for t in truth]}
         if space == "nasbench201":
             scores["union_agg"] = [t + rng.normal(0, 1) for t in truth]
-        ours[space] = _correlation_run(folder, space, dataset, scores, truth)
-        data = json.loads((folder / "correlation.json").read_text())
-        (folder / "correlation.json").write_text(json.dumps({**data, "metric": "val_accuracy"}))
-    manifest = {"tables": {"p2": {"kind": "protocol-p2", "runs": ["runs/*"], "ours": ["union_agg", "union_fast"],
-                                  "published": ["az_nas", "libra"]}},
-                "page": {"file": "README.md", "contents": [{"table": "p2"}]}}
-    (tmp_path / "tables.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
-    build_tables(tmp_path / "tables.yaml", None)
-    page = (tmp_path / "README.md").read_text()
+        ours[space] = _p2_run(tmp_path, space, dataset, scores, truth)
+    page = _p2_page(tmp_path, ["union_agg", "union_fast"])
     assert "| mean over the 1 task(s) every column has |" in page
     fast = sum(r["predictors"]["union_fast"]["spearman"] for r in ours.values()) / 3
     # L-SWAG Table 1 over NB201 C10, NB101, NB301: AZ-NAS (.91 + .54 + .70) / 3, LIBRA (.89 + .77 + .74) / 3

@@ -136,8 +136,8 @@ def eigen_entropy(feature: torch.Tensor) -> float:
     if math.isnan(entropy):
         # A rank-deficient covariance has zero eigenvalues, and float32 round-off can put one below
         # -1e-8 of the sum, where the official log is undefined: NB301's stem (a conv of 27 input
-        # values to 3C channels, no ReLU) on 7 of 8 cells, TNB's last stage at 64x64 (fewer rows
-        # than channels) on half. Their exact value, zero, gives the entropy the formula means;
+        # values to 3C channels, no ReLU), TNB's last stage at 64x64 (fewer rows than channels).
+        # Their exact value, zero, gives the entropy the formula means;
         # where the official value exists it is kept bit for bit.
         entropy = _entropy(s.clamp_min(0))
     return entropy
