@@ -161,9 +161,17 @@ def test_trainability_unshuffles_a_downsampling_pair():
     g = F.pixel_unshuffle(F.interpolate(v, scale_factor=2, mode="nearest") / 4, 2)
     assert az.pair_trainability(f_in, f_out, v) == pytest.approx(_trainability_by_hand(g.numpy(), v.numpy()),
                                                                 rel=1e-5)
-    with pytest.raises(ValueError, match="not an integer downsampling"):
-        odd = torch.randn(2, 2, 5, 5).requires_grad_(True)
-        out = odd[:, :, :2, :2] * 2
+    # 3x3 -> 2x2 (a stride-2 layer on TNB jigsaw's tiles): output (i, j) reads input (2i, 2j), so
+    # after padding to 4x4 and unshuffling by 2, v sits in sub-position 0 and G^T V / N = [V^T V; 0] / N
+    f_in = torch.randn(4, 3, 3, 3).requires_grad_(True)
+    f_out = f_in[:, :, ::2, ::2] * 1.0
+    v = _probe(f_out.shape, 3)
+    rows = v.permute(0, 2, 3, 1).reshape(-1, 3).double().numpy()
+    sigma = np.linalg.svd(rows.T @ rows / len(rows), compute_uv=False).max()
+    assert az.pair_trainability(f_in, f_out, v) == pytest.approx(2 - sigma - 1 / (sigma + 1e-6), rel=1e-5)
+    with pytest.raises(ValueError, match="not a downsampling by one factor"):
+        odd = torch.randn(2, 2, 5, 4).requires_grad_(True)
+        out = odd[:, :, :2, :1] * 2  # height by 3, width by 4
         az.pair_trainability(odd, out, _probe(out.shape))
 
 

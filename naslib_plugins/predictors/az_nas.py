@@ -14,7 +14,9 @@ in order (NB201: stem, 15 cells, 2 residual blocks = 18 maps).
   covariance (the (B*H*W) x C matrix of F_l, columns centred, X^T X / (B*H*W)).
 - progressivity: the smallest increase of that entropy from one feature to the next.
 - trainability: for each consecutive pair (l = L down to 1), a Rademacher probe v on F_l, the
-  vector-Jacobian product g = (dF_l / dF_{l-1})^T v, pixel-unshuffled to F_l's resolution; with
+  vector-Jacobian product g = (dF_l / dF_{l-1})^T v, pixel-unshuffled to F_l's resolution (by
+  r = ceil(H_{l-1} / H_l), after zero rows and columns at the bottom and right where H_{l-1} is
+  not a multiple of H_l, which the official code cannot score); with
   sigma the largest singular value of G^T V / N (rows: samples x positions), the pair scores
   2 - sigma - 1 / (sigma + 1e-6), or -inf when g is v itself (an identity Jacobian); the score
   is their mean.
@@ -159,11 +161,15 @@ def pair_trainability(f_in: torch.Tensor, f_out: torch.Tensor, probe: torch.Tens
     bo, co, ho, wo = probe.shape
     if g.shape[2:] != probe.shape[2:]:
         hi, wi = g.shape[2:]
-        r = hi // ho
-        if r < 1 or hi != r * ho or wi != r * wo:
+        r = -(-hi // ho)
+        if hi < ho or wi < wo or -(-wi // wo) != r:
             raise ValueError(f"AZ-NAS trainability: feature {tuple(g.shape[1:])} -> {tuple(probe.shape[1:])} "
-                             f"is not an integer downsampling")
-        g = F.pixel_unshuffle(g, r)
+                             f"is not a downsampling by one factor")
+        # A stride-2 layer takes 3x3 to 2x2 (TNB jigsaw's tiles at 64 px), where the official
+        # int(hi / ho) = 1 leaves rows that do not line up and its matmul raises. Zero rows
+        # at the bottom and right give the grouping the official unshuffle makes on even sizes
+        # (output j takes inputs rj .. rj + r - 1), and zeros add nothing to G^T V.
+        g = F.pixel_unshuffle(F.pad(g, (0, r * wo - wi, 0, r * ho - hi)), r)
     n = bo * ho * wo
     g_rows = g.permute(0, 2, 3, 1).reshape(n, -1)
     v_rows = probe.permute(0, 2, 3, 1).reshape(n, co)
