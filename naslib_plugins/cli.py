@@ -94,15 +94,22 @@ def cmd_correlate(args: argparse.Namespace) -> int:
     info(f"data: {batches.describe()}")
     options = {"ensemble": {"components": args.ensemble_components}} if args.ensemble_components else {}
     result = run_correlation(space, dataset, truth, names, batches, None if args.all else args.n_archs,
-                             args.seed, Path(args.out), workers=args.workers, resume=not args.restart,
+                             args.seed, Path(args.out), workers=args.workers, resume=_resume(args),
                              command=_command(),
                              scores_from=[Path(p) for p in args.scores_from or []], predictor_options=options,
                              device=resolve_device(args.device), hvp=args.hvp,
                              rescore=[PREDICTORS.canonical(n) for n in _names(args.rescore or "")],
-                             repeats=args.repeats)
+                             repeats=args.repeats, retry_failed=args.retry_failed)
     print(correlation_table(result))
     return _all_failed({n: (c["failures"] or ["no valid score"])[0] for n, c in result["predictors"].items()
                         if c["n_valid"] == 0})
+
+
+def _resume(args: argparse.Namespace) -> bool:
+    """Whether a command resumes what an earlier run left in --out (the default)."""
+    if args.restart and args.retry_failed:
+        raise UserError("--restart and --retry-failed exclude each other: --restart scores everything again")
+    return not args.restart
 
 
 def _all_failed(failed: dict[str, str]) -> int:
@@ -110,7 +117,7 @@ def _all_failed(failed: dict[str, str]) -> int:
     of its reasons}): its results are empty though the run finished; 0 when there is none."""
     for name, reason in failed.items():
         print_error(f"{name} failed on every architecture ({reason}); once the cause is fixed, rerun with "
-                    "--restart (a resume keeps the failed records)")
+                    "--retry-failed (a plain resume keeps the failed records)")
     return 1 if failed else 0
 
 
@@ -160,8 +167,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
                 **({"sample_seed": sample_seed} if sample_seed != args.seed else {})}
     device = resolve_device(args.device)
     records = score_keys(space, keys, dataset, names, batches, args.seed, out / "scores.jsonl", settings,
-                         workers=args.workers, resume=not args.restart, desc=f"agreement {dataset}", device=device,
-                         hvp=args.hvp)
+                         workers=args.workers, resume=_resume(args), desc=f"agreement {dataset}", device=device,
+                         hvp=args.hvp, retry_failed=args.retry_failed)
     result = {"space": space.name, "dataset": dataset, "n_archs": len(keys), "seed": args.seed,
               **{k: settings[k] for k in ("hvp", "init", "sample_seed") if k in settings},
               "zc_file": Path(args.zc_file).name, "data": batches.describe(), "environment": environment(device),
@@ -261,8 +268,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     check_backend(args.backend, args.workers, args.gpus_per_task, device)
     if args.address and args.backend != "ray":
         raise UserError("--address needs --backend ray")
-    if (args.resume or args.restart) and not args.out:
-        raise UserError("--resume and --restart need --out FILE.jsonl")
+    if (args.resume or args.restart or args.retry_failed) and not args.out:
+        raise UserError("--resume, --restart and --retry-failed need --out FILE.jsonl")
     if args.resume and args.restart:
         raise UserError("--resume and --restart exclude each other")
     size = _model_options(args.model_option)
@@ -280,7 +287,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     settings = {"space": space.name, "dataset": dataset, "predictors": list(predictors), "seed": args.seed,
                 **batches.settings(), "selection": selection, **({"model": size} if size else {}),
                 **hvp_setting(predictors), **({"shard": f"{index}/{count}"} if args.shard else {})}
-    with session, ScoreLog(out, settings, resume=not args.restart,
+    with session, ScoreLog(out, settings, resume=_resume(args), retry_failed=args.retry_failed,
                            environment=environment(resolve_device(device))) as log:
         skipped = score_into_log(log, job, archs, workers=args.workers, backend=args.backend, address=args.address,
                                  desc=f"{space.name}/{dataset}", gpus_per_task=args.gpus_per_task)
@@ -611,6 +618,8 @@ def _add_data_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=1, help="processes (one torch thread each)")
     p.add_argument("--restart", action="store_true", help="start over, overwriting what an earlier run left in --out, "
                    "instead of resuming it")
+    p.add_argument("--retry-failed", action="store_true", help="resume, scoring again every architecture where a "
+                   "predictor failed (once the cause is fixed); every other score is kept")
 
 
 def _flag_type(cls: type, name: str, annotation: object) -> type:

@@ -5,6 +5,7 @@ Cases tests/test_cli.py already runs through the CLI (unknown space, predictor, 
 mode; NB201 unknown op and short tuple; missing NB201 benchmark file) are not repeated here."""
 from __future__ import annotations
 
+import csv
 import json
 import pickle
 
@@ -171,6 +172,50 @@ class _Raising(Predictor):
 class _NaN(Predictor):
     def score(self, model, batches, loss_fn):
         return float("nan")
+
+
+class _Fixed(Predictor):
+    """What `raising` scores once its cause is fixed."""
+
+    def score(self, model, batches, loss_fn):
+        return float(sum(p.numel() for p in model.parameters())) + 0.5
+
+
+@pytest.mark.parametrize("command", ["score", "correlate", "correlate from scores.csv"])
+def test_retry_failed_scores_the_failed_architectures_again_and_keeps_the_rest(tmp_path, monkeypatch, capsys,
+                                                                              command):
+    monkeypatch.setitem(PREDICTORS._items, "raising", _Raising)
+    out = tmp_path / ("log.jsonl" if command == "score" else "run")
+    argv = [command.split()[0], "--space", "mlp_act_skip", "--dataset", "digits", "--predictors", "params,raising",
+            "--n-archs", "4", "--out", str(out)]
+    assert main(argv) == 1
+    log = out if command == "score" else out / "scores.jsonl"
+    _, before, _, _ = read_score_log(log)
+    if command == "correlate from scores.csv":
+        log.unlink()  # a committed run: its scores.csv and correlation.json only
+    monkeypatch.setitem(PREDICTORS._items, "raising", _Fixed)
+    assert main(argv) == 1  # a plain resume keeps the failed records
+    monkeypatch.setattr(_Fixed, "score", lambda *a: pytest.fail("params' records were scored again"))
+    assert main([*argv, "--restart", "--retry-failed"]) == 2
+    monkeypatch.undo()
+    monkeypatch.setitem(PREDICTORS._items, "raising", _Fixed)
+    capsys.readouterr()
+    assert main([*argv, "--retry-failed"]) == 0
+    assert "scoring again the 4 architecture(s) where a predictor failed" in capsys.readouterr().err \
+        or command == "correlate from scores.csv"
+    if command == "score":
+        _, records, _, _ = read_score_log(log)
+        after = {k: (r["scores"]["params"], r["scores"]["raising"], r["status"]["raising"]) for k, r in records.items()}
+    else:
+        with open(out / "scores.csv") as f:
+            after = {r["hash"]: (float(r["params"]), float(r["raising"]), r["raising_status"])
+                     for r in csv.DictReader(f)}
+        result = json.loads((out / "correlation.json").read_text())
+        assert (result["predictors"]["raising"]["n_failed"], result["predictors"]["raising"]["n_valid"]) == (0, 4)
+    assert sorted(after) == sorted(before)
+    for key, (params, raising, status) in after.items():
+        assert params == before[key]["scores"]["params"]
+        assert status == "ok" and raising == pytest.approx(params * 1e6 + 0.5, rel=1e-4)
 
 
 def test_failing_predictors_are_recorded_and_the_run_goes_on(tmp_path, monkeypatch, capsys):

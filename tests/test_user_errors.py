@@ -159,5 +159,6 @@ def test_a_predictor_failing_on_every_architecture_exits_1_naming_it(tmp_path, m
     assert main([*argv, "--space", "mlp_act_skip", "--dataset", "digits", "--predictors", "params,raising"]) == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("naslib-plugins:")]
     assert errors == ["naslib-plugins: error: raising failed on every architecture (RuntimeError: exploded on "
-                      "purpose); once the cause is fixed, rerun with --restart (a resume keeps the failed records)"]
+                      "purpose); once the cause is fixed, rerun with --retry-failed (a plain resume keeps the failed "
+                      "records)"]
     assert list(tmp_path.iterdir())  # what was scored is kept

@@ -44,10 +44,12 @@ def score_keys(
     desc: str = "scoring",
     device: torch.device = CPU,
     hvp: str = "fd",
+    retry_failed: bool = False,
 ) -> dict[str, dict]:
-    """Score every key not already in the log; returns {hash: record} for all keys."""
+    """Score every key not already in the log (nor failed there, with `retry_failed`); returns
+    {hash: record} for all keys."""
     job = ScoringJob(space, dataset, make_predictors(predictor_names, hvp), batches, seed, device=str(device))
-    with ScoreLog(log_path, settings, resume=resume, environment=environment(device)) as log:
+    with ScoreLog(log_path, settings, resume=resume, environment=environment(device), retry_failed=retry_failed) as log:
         # keys are the space's hashes, which every space parses back
         score_into_log(log, job, keys, workers=workers, desc=desc)
         return {k: log.records[k] for k in keys}
@@ -237,6 +239,7 @@ def run_correlation(
     hvp: str = "fd",
     rescore: list[str] = (),
     repeats: int = 1,
+    retry_failed: bool = False,
 ) -> dict:
     """Score, correlate and write scores.csv, correlation.json and .md to `out`; a run already
     there is resumed (from its score log, or from its scores.csv once finished) unless not
@@ -245,7 +248,9 @@ def run_correlation(
     already in `out` (a predictor's code changed): that is resumable through its own log,
     rescore.jsonl, and leaves `out` as it was until it finishes. `repeats` K > 1 scores every
     architecture again under the initialisation seeds seed+1 .. seed+K-1 (the same batches) and
-    reports each correlation's mean and standard deviation over the K (repeats.csv: the scores)."""
+    reports each correlation's mean and standard deviation over the K (repeats.csv: the scores).
+    `retry_failed` scores again every architecture where a predictor failed, in the log or the
+    finished run's scores.csv (a failure whose cause has been fixed), and keeps every other score."""
     if repeats < 1:
         raise UserError(f"--repeats must be at least 1, got {repeats}")
     keys = sample_keys(list(truth.values), n_archs, seed)
@@ -272,6 +277,8 @@ def run_correlation(
             for name in per_arch:
                 if name in rescore or k not in earlier or name not in earlier[k]["scores"]:
                     continue
+                if retry_failed and earlier[k]["status"][name] == "failed":
+                    continue
                 for field in ("scores", "seconds", "status"):
                     reused[k][field].setdefault(name, earlier[k][field][name])
                 if name in earlier[k]["reason"]:
@@ -293,7 +300,8 @@ def run_correlation(
                     "metric": truth.metric}
         log = out / ("rescore.jsonl" if rescore else "scores.jsonl")
         fresh = score_keys(space, score_at, dataset, to_score, batches, seed, log, settings,
-                           workers=workers, resume=resume, desc=f"{space.name}/{dataset}", device=device, hvp=hvp)
+                           workers=workers, resume=resume, desc=f"{space.name}/{dataset}", device=device, hvp=hvp,
+                           retry_failed=retry_failed)
         for k in score_at:
             for field in ("scores", "seconds", "status", "reason"):
                 records[k][field].update(fresh[k][field])
@@ -309,7 +317,8 @@ def run_correlation(
     for r in range(1, repeats):
         settings = {**base, "predictors": per_arch, "keys": len(keys), "init_seed": seed + r}
         fresh = score_keys(space, keys, dataset, per_arch, batches, seed + r, out / f"scores_repeat{r}.jsonl",
-                           settings, workers=workers, resume=resume, desc=f"init {seed + r}", device=device, hvp=hvp)
+                           settings, workers=workers, resume=resume, desc=f"init {seed + r}", device=device, hvp=hvp,
+                           retry_failed=retry_failed)
         again[seed + r] = [fresh[k] for k in keys]
         add_set_level(set_predictors, again[seed + r])
     if again:

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from naslib_plugins.errors import UserError
+from naslib_plugins.errors import UserError, info
 from naslib_plugins.fileio import OutputLock, atomic_write, write_text_atomic
 
 REJECTED_SUFFIX = ".rejected"
@@ -135,9 +135,13 @@ class ScoreLog:
     architecture in flight. Reopening refuses a file written with other settings, skips what is
     there, and repairs the rest without losing an intact record: damaged lines go to
     `<log>.rejected` with their line numbers, and a last record without its newline gets one
-    before anything is appended. The log is locked against a second writer while open."""
+    before anything is appended. The log is locked against a second writer while open.
+    `retry_failed` leaves out of `records` every record where a predictor failed, so that a resume
+    scores those architectures again; the new record is appended after the old, which stays in the
+    file and is superseded on every read (the last record of an architecture is the one read)."""
 
-    def __init__(self, path: str | Path, settings: dict, resume: bool = True, environment: dict | None = None):
+    def __init__(self, path: str | Path, settings: dict, resume: bool = True, environment: dict | None = None,
+                 retry_failed: bool = False):
         self.path = Path(path)
         self.settings = settings
         self.environment = environment
@@ -147,6 +151,12 @@ class ScoreLog:
         try:
             if self.path.exists() and resume:
                 self._load()
+                if retry_failed:
+                    failed = [k for k, r in self.records.items() if "failed" in r.get("status", {}).values()]
+                    for k in failed:
+                        del self.records[k]
+                    if failed:
+                        info(f"{self.path}: scoring again the {len(failed)} architecture(s) where a predictor failed")
             else:
                 # the environment is recorded beside the settings, not among them: a run may resume
                 # elsewhere, and is told when its scores then come from two environments
