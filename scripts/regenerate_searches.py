@@ -8,7 +8,9 @@ Data paths recorded absolute by older code are mapped to the same file under $NA
 as the run recorded it (NASI's --hvp exact), so the search is the one that was run; the script
 stops if a recorded option cannot be given back.
 
-    NASLIB_PLUGINS_DATA=... python scripts/regenerate_searches.py [--only SUBSTRING] [--list]
+    NASLIB_PLUGINS_DATA=... python scripts/regenerate_searches.py [--only SUBSTRING] [--machine-paths] [--list]
+
+Two processes on disjoint --only selections share the work between two cores.
 """
 from __future__ import annotations
 
@@ -133,6 +135,8 @@ def recover(results: Path) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", default="", help="only the runs whose folder contains this")
+    ap.add_argument("--machine-paths", action="store_true",
+                    help="only the runs that record an absolute path (made by code older than relative paths)")
     ap.add_argument("--list", action="store_true", help="print each run's command and exit")
     args = ap.parse_args()
     data = Path(os.environ.get(DATA_ENV) or sys.exit(f"set {DATA_ENV} to the benchmark data folder"))
@@ -140,6 +144,8 @@ def main() -> int:
     runs = sorted(p.parent for p in RESULTS.rglob("search.json")
                   if args.only in p.parent.as_posix() and "demo_digits" not in p.parts)
     runs.sort(key=lambda run: not records_machine_path(json.loads((run / "search.json").read_text())))
+    if args.machine_paths:
+        runs = [run for run in runs if records_machine_path(json.loads((run / "search.json").read_text()))]
     for run in runs:
         rel = run.relative_to(RESULTS)
         new = NEXT / rel
