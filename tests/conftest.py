@@ -38,6 +38,21 @@ def require():
 
 
 @pytest.fixture(scope="session")
+def script():
+    """script(name) -> scripts/<name>.py loaded as a module (the repo's scripts are not a package)."""
+    import importlib.util
+
+    def load(name: str):
+        path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
+
+
+@pytest.fixture(scope="session")
 def cifar_npz(shared_data: Path) -> Path:
     return _require(shared_data / "cifar10_convnetjs" / "cifar10_convnetjs_5k.npz")
 

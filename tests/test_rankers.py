@@ -540,3 +540,18 @@ def test_one_nb201_score_of_each(batches):
     assert all(record["status"][n] == "ok" for n in PER_ARCH), record["reason"]
     assert 0 <= record["scores"]["vkdnw"] <= math.log(9)
     assert record["scores"]["aleph"] == 3 + 3 * 3 * 4 + 7 + 7 + 2 + 2  # N=1: three cells of four convs
+
+
+def test_az_entropy_profile_flags_rank_limited_features_and_respects_the_rank_bound(script):
+    """scripts/az_entropy_profile.py: at 32x32 and batch 4 TNB micro's last stage (512 x 1 x 1) has 4
+    rows for 512 channels, so its centred covariance has rank <= 3 and entropy <= ln 3; the table
+    flags it and the stem (64 x 8 x 8: 256 rows) is not flagged."""
+    text = script("az_entropy_profile").profile("transbench101_micro", "class_scene", 2, 0, [32], 4)
+    cells = [line.strip("| ").split(" | ") for line in text.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    rows = {c[0]: c for c in cells}
+    assert rows["0"][1] == "64 x 8 x 8" and rows["0"][2] == "256"
+    last = rows[str(len(rows) - 1)]
+    assert last[1] == "512 x 1 x 1" and last[2] == "4 (fewer rows than channels)"
+    assert 0 < float(last[3]) <= math.log(3) + 1e-6
+    shares = [float(r[5]) for r in cells[:-1]]
+    assert sum(shares) == pytest.approx(1.0)

@@ -141,23 +141,16 @@ def test_a_run_too_large_to_keep_plain_is_written_compressed_and_read_back(tmp_p
     assert (out / "scores.csv").is_file() and not (out / "scores.csv.gz").exists()
 
 
-def regenerate_searches():
-    """scripts/regenerate_searches.py as a module."""
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location(
-        "regenerate_searches", Path(__file__).resolve().parents[1] / "scripts" / "regenerate_searches.py")
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    return script
+@pytest.fixture
+def regen(script):
+    """scripts/regenerate_searches.py"""
+    return script("regenerate_searches")
 
 
-def test_regenerate_searches_swaps_a_run_so_that_a_kill_anywhere_loses_neither(tmp_path):
-    """scripts/regenerate_searches.py replaces a committed search folder with its regenerated one:
+def test_regenerate_searches_swaps_a_run_so_that_a_kill_anywhere_loses_neither(tmp_path, regen):
+    """scripts/regen.py replaces a committed search folder with its regenerated one:
     killed at any step of the swap, the next start (`recover`) leaves one whole run in place, the new
     one once it was moved in, else the old, whose regenerated copy is still under results_next."""
-    script = regenerate_searches()
     def folders(tag):
         run, new = tmp_path / "results" / "zc" / "run", tmp_path / "next" / "zc" / "run"
         for folder, text in ((run, "old"), (new, tag)):
@@ -166,65 +159,62 @@ def test_regenerate_searches_swaps_a_run_so_that_a_kill_anywhere_loses_neither(t
         return run, new
 
     run, new = folders("new")
-    script.put_in_place(new, run)
+    regen.put_in_place(new, run)
     assert (run / "search.json").read_text() == "new" and not new.exists() and not run.with_name("run.old").exists()
     shutil.rmtree(tmp_path / "results")
     # killed after the old run was moved aside, before the new one came in: the old run goes back
     run, new = folders("new")
     run.rename(run.with_name("run.old"))
-    script.recover(tmp_path / "results")
+    regen.recover(tmp_path / "results")
     assert (run / "search.json").read_text() == "old" and (new / "search.json").exists()
     # killed after the new one came in, before the old one was deleted: the old one goes
     run.rename(run.with_name("run.old"))
     new.rename(run)
     (run / "search.json").write_text("new")
-    script.recover(tmp_path / "results")
+    regen.recover(tmp_path / "results")
     assert (run / "search.json").read_text() == "new" and not run.with_name("run.old").exists()
 
 
-def test_regenerate_searches_reruns_a_search_with_the_options_it_recorded():
+def test_regenerate_searches_reruns_a_search_with_the_options_it_recorded(regen):
     """A default that changed since a run was recorded is given back as the run had it (NASI runs
     recorded before fd existed used the exact double backward, and record no hvp); an option the
     command cannot give back stops the script before any search."""
-    script = regenerate_searches()
     nasi = ["naslib-plugins", "search", "--config", "configs/nasi_nasbench201.yaml", "--out", "x"]
     config = {"steps": 100, "mu": 1.0, "nu": "adaptive", "nu0": 1000.0, "nu_scale": 1.0, "nu_samples": 50,
               "tau": 1.0, "xi": 1.0, "channels": 16, "cells": 5}
-    assert script.pinned_argv(nasi, config) == nasi + ["--hvp", "exact"]
-    assert script.pinned_argv(nasi, {**config, "hvp": "fd"}) == nasi
+    assert regen.pinned_argv(nasi, config) == nasi + ["--hvp", "exact"]
+    assert regen.pinned_argv(nasi, {**config, "hvp": "fd"}) == nasi
     with pytest.raises(SystemExit, match=r"steps 50 -> 100"):
-        script.pinned_argv(nasi, {**config, "steps": 50})
+        regen.pinned_argv(nasi, {**config, "steps": 50})
     # zc-pt records the supernet size the space resolves (NB201: C = 16, N = 5) when none is given
     zc_pt = ["naslib-plugins", "search", "--space", "nasbench201", "--optimizer", "zc-pt", "--predictor", "zico",
              "--out", "x"]
     recorded = {"predictor": "zico", "pool": 10, "validate_rounds": 100, "edge_order": "random", "channels": 16,
                 "cells": 5}
-    assert script.pinned_argv(zc_pt, recorded) == zc_pt
+    assert regen.pinned_argv(zc_pt, recorded) == zc_pt
     with pytest.raises(SystemExit, match=r"cells 1 -> 5"):
-        script.pinned_argv(zc_pt, {**recorded, "cells": 1})
+        regen.pinned_argv(zc_pt, {**recorded, "cells": 1})
 
 
-def test_regenerate_searches_records_the_folder_a_run_goes_to(tmp_path):
+def test_regenerate_searches_records_the_folder_a_run_goes_to(tmp_path, regen):
     """A regenerated run is searched into results_next/ and moved to results/: the command it records
     is the one that writes results/, its data path left as recorded."""
-    script = regenerate_searches()
     new, run = tmp_path / "results_next" / "zc" / "run", tmp_path / "results" / "zc" / "run"
     new.mkdir(parents=True)
     command = (f'naslib-plugins search --benchmark "$NASLIB_PLUGINS_DATA"/nb201.csv --out {new.as_posix()} '
                "--hvp exact")
     (new / "search.json").write_text(json.dumps({"command": command, "runs": [{"seed": 0}]}))
-    script.record_final_out(new, run)
+    regen.record_final_out(new, run)
     assert json.loads((new / "search.json").read_text()) == {"command": (
         f'naslib-plugins search --benchmark "$NASLIB_PLUGINS_DATA"/nb201.csv --out {run.as_posix()} --hvp exact'),
         "runs": [{"seed": 0}]}
     with pytest.raises(SystemExit, match="records no `--out"):
-        script.record_final_out(new, run)  # no longer names results_next/: refused, not guessed
+        regen.record_final_out(new, run)  # no longer names results_next/: refused, not guessed
 
 
-def test_regenerate_searches_takes_the_runs_that_record_a_machine_path_first():
-    script = regenerate_searches()
-    assert script.records_machine_path({"command": "naslib-plugins search --benchmark /data/nb201.csv --out x"})
-    assert script.records_machine_path({"notes": ["no test_accuracy in zc.json: /data/zc.json: [0, 1]"]})
-    assert not script.records_machine_path({
+def test_regenerate_searches_takes_the_runs_that_record_a_machine_path_first(regen):
+    assert regen.records_machine_path({"command": "naslib-plugins search --benchmark /data/nb201.csv --out x"})
+    assert regen.records_machine_path({"notes": ["no test_accuracy in zc.json: /data/zc.json: [0, 1]"]})
+    assert not regen.records_machine_path({
         "command": 'naslib-plugins search --benchmark "$NASLIB_PLUGINS_DATA"/nb201.csv --out results/x',
         "notes": ["1/5 seeds", "+-/"], "runs": [{"seed": 0}]})
