@@ -46,14 +46,14 @@ class Wrap(nn.Module):
         return self.inner(*args)
 
 
-def numpy_term(output) -> float | None:
-    """The authors' per-firing term with numpy: sample 0 as (C, positions), np.corrcoef, NaN and
+def numpy_term(output, sample: int = 0) -> float | None:
+    """The authors' per-firing term with numpy: one sample as (C, positions), np.corrcoef, NaN and
     inf to 0, the smallest real part of the eigenvalues."""
     if isinstance(output, (tuple, list)):
         output = output[0]
     if output.dim() < 2:
         return None
-    f = output[0].detach().double().numpy()
+    f = output[sample].detach().double().numpy()
     f = f.reshape(f.shape[0], -1)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # one position: zero degrees of freedom
@@ -112,6 +112,31 @@ def test_meco_sums_every_firing_of_an_unknown_network_as_numpy_does(batches):
     model(x)
     h.remove()
     assert out[0] <= 1e-12
+
+
+def test_meco_on_tnb_jigsaw_takes_a_term_per_tile_of_the_encoder_run_on_the_nine_tiles_together():
+    """At 64 x 64 a 21-pixel tile reaches the last stage at 1 x 1, where the per-tile forward (a batch
+    of one) cannot run in train mode; the nine tiles of sample 0 run together, nine terms per module."""
+    space = get_space("transbench101_micro")
+    model = space.build_model(space.sample(np.random.default_rng(0)), "jigsaw")
+    batches = ImageBatches("cifar10", batch_size=4, seed=0, data="gaussian", resolution=64)
+    x = batches.batch(0)[0]
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        copy.deepcopy(model).train()(x[:1])
+    terms = []
+
+    def hook(module, inputs, output):
+        terms.extend(numpy_term(output, t) for t in range(9))
+
+    reference = copy.deepcopy(model)
+    handles = [m.register_forward_hook(hook) for m in reference.encoder.modules()]
+    reference.train()
+    with torch.no_grad():
+        reference.feature_forward(x[:1])
+    for h in handles:
+        h.remove()
+    assert len(terms) > 9 * 10 and len(terms) % 9 == 0  # every firing of the encoder's modules, per tile
+    assert MeCo().score(model, batches, F.cross_entropy) == pytest.approx(sum(terms), abs=1e-9)
 
 
 def _nb201_in_the_authors_nesting(model: nn.Module) -> nn.Module:

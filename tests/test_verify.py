@@ -79,6 +79,22 @@ def test_rescore_replaces_one_predictor_and_keeps_the_others(made, monkeypatch, 
     assert "--rescore synflow" in json.loads((made / "correlation.json").read_text())["command"]
 
 
+def test_a_rescored_run_resumed_from_its_log_keeps_the_new_scores(made, monkeypatch, capsys):
+    from naslib_plugins.predictors import PREDICTORS
+
+    synflow = PREDICTORS.get("synflow")
+    before = {r["hash"]: float(r["synflow"]) for r in rows(made)}
+    original = synflow.score
+    monkeypatch.setattr(synflow, "score", lambda self, *a: 2 * original(self, *a))  # its code changed
+    assert run(monkeypatch, [*RUN, "--out", str(made), "--rescore", "synflow"]) == 0
+    assert (made / "scores.jsonl").exists()
+    capsys.readouterr()
+    assert run(monkeypatch, [*RUN, "--out", str(made)]) == 0  # resumes from the log: nothing scored
+    assert "resuming: 6 of 6 already scored" in capsys.readouterr().err
+    after = {r["hash"]: float(r["synflow"]) for r in rows(made)}
+    assert after == pytest.approx({k: 2 * v for k, v in before.items()})
+
+
 def test_rescore_names_only_the_runs_predictors(made, monkeypatch, capsys):
     assert run(monkeypatch, [*RUN, "--out", str(made), "--rescore", "zico"]) == 2
     assert "--rescore zico: not among this run's per-architecture predictors" in capsys.readouterr().err

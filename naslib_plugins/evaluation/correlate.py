@@ -1,6 +1,7 @@
 """Correlation runs: sample architectures that have ground truth, score them, compare."""
 from __future__ import annotations
 
+import copy
 import csv
 import json
 from pathlib import Path
@@ -350,5 +351,29 @@ def run_correlation(
         table + f"\n\nData: {result['data']}.\nBenchmark: {result['benchmark']}.\n\nCommand: `{command}`\n",
     )
     if rescore:  # its scores are in scores.csv now; a later rescore must not resume from them
+        carry_into_log(out / "scores.jsonl", records, rescore)
         (out / "rescore.jsonl").unlink(missing_ok=True)
     return result
+
+
+def carry_into_log(log_path: Path, records: dict[str, dict], names: list[str]) -> None:
+    """After a rescore, the run's own score log (where one is kept) takes the new scores of `names`:
+    each changed record is appended again with them, superseding the old line, so that a resume
+    from the log agrees with scores.csv instead of bringing back the scores that were replaced."""
+    if not log_path.exists():
+        return
+    header, logged, _, _ = read_score_log(log_path)
+    names = [n for n in names if n in header.get("predictors", [])]
+    with ScoreLog(log_path, header) as log:
+        for key, old in logged.items():
+            if key not in records:
+                continue
+            new = copy.deepcopy(old)
+            for name in names:
+                for field in ("scores", "seconds", "status"):
+                    new[field][name] = records[key][field][name]
+                new["reason"].pop(name, None)
+                if name in records[key]["reason"]:
+                    new["reason"][name] = records[key]["reason"][name]
+            if new != old:
+                log.add(new)

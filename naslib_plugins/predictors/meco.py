@@ -36,8 +36,12 @@ Spaces:
   N(0, 0.01); ours keeps PyTorch's default initialisation (as every predictor here sees it).
 - nasbench301, transbench101_micro/macro: no official code. Ours, as the spec proposes: sample 0
   of batch 0, every module the network runs hooked once per firing (the root and wrappers
-  included, as the authors' rule does on their own trees; a TNB jigsaw encoder fires once per
-  tile).
+  included, as the authors' rule does on their own trees). TNB jigsaw runs the encoder once per
+  tile of the image; one tile alone is a batch of one, whose train-mode batch norm is undefined
+  once a map is 1 x 1 (the last stage at 64 x 64 input, 21-pixel tiles). So the image's nine
+  tiles run through the encoder together, as AZ-NAS's features do (`feature_forward`: batch
+  statistics over the nine), and each tile of each encoder module's output gives its term, nine
+  per module as the per-tile forward fires it; the head's outputs are flat and add 0.
 - mlp_act_skip (and any network without feature maps) is refused: every output is a flat
   vector, so every term would be 0.
 
@@ -52,6 +56,9 @@ narrowest map has 16 channels, so its scores are not affected.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -64,15 +71,15 @@ NB201_SIDE = 32  # the authors' --data_size: NB201 inputs are resized to it
 NB101_INPUT = (1, 3, 64, 64)  # the authors' NB101 meco: one Gaussian sample of this shape
 
 
-def channel_rows(output: object) -> torch.Tensor | None:
-    """The first sample of a module's output as a (channels, positions) matrix, as the authors'
-    hook reads it (`output[0]`; of a tuple, its first tensor's first sample); None when there is
-    no such sample to read."""
+def channel_rows(output: object, sample: int = 0) -> torch.Tensor | None:
+    """One sample of a module's output as a (channels, positions) matrix, as the authors' hook
+    reads it (`output[0]`; of a tuple, its first tensor's first sample); None when there is no
+    such sample to read."""
     if isinstance(output, (tuple, list)):
         output = output[0] if output else None
     if not isinstance(output, torch.Tensor) or output.dim() < 2:
         return None
-    sample = output[0]
+    sample = output[sample]
     return sample.reshape(sample.shape[0], -1)
 
 
@@ -144,21 +151,34 @@ def _nb101_multiplicities(model: nn.Module) -> dict[nn.Module, int]:
     return counts
 
 
-def hook_plan(model: nn.Module, x: torch.Tensor) -> tuple[dict[nn.Module, int], torch.Tensor]:
-    """(module -> how often each of its firings counts, the input to run), per space: the
-    authors' multiplicities and input on NB201 and NB101, every module once on one sample of
-    `x` elsewhere."""
+@dataclass
+class HookPlan:
+    counts: dict[nn.Module, int]  # module -> how often each of its firings counts
+    x: torch.Tensor  # the input
+    run: Callable[[torch.Tensor], object]  # what runs it: the model, or its encoder on jigsaw tiles
+    samples: int = 1  # the samples of each output that give a term: TNB jigsaw's 9 tiles of one image
+
+
+def hook_plan(model: nn.Module, x: torch.Tensor) -> HookPlan:
+    """What MeCo hooks and runs, per space: the authors' multiplicities and input on NB201 and
+    NB101, every module once on one sample of `x` elsewhere (TNB jigsaw: every encoder module on
+    the sample's nine tiles together, a term per tile)."""
+    from naslib_plugins.data.tasks import NUM_TILES
     from naslib_plugins.spaces.nasbench101.network import NB101Network
     from naslib_plugins.spaces.nasbench201.network import NB201Network
+    from naslib_plugins.spaces.transbench101.network import TNBNet
 
     if isinstance(model, NB201Network):
         x = x[:1]
         if tuple(x.shape[-2:]) != (NB201_SIDE, NB201_SIDE):
             x = F.interpolate(x, size=(NB201_SIDE, NB201_SIDE), mode="bilinear", align_corners=False)
-        return _nb201_multiplicities(model), x
+        return HookPlan(_nb201_multiplicities(model), x, model)
     if isinstance(model, NB101Network):
-        return _nb101_multiplicities(model), torch.randn(NB101_INPUT).to(device=x.device, dtype=x.dtype)
-    return {m: 1 for m in model.modules()}, x[:1]
+        return HookPlan(_nb101_multiplicities(model), torch.randn(NB101_INPUT).to(device=x.device, dtype=x.dtype),
+                        model)
+    if isinstance(model, TNBNet) and model.kind == "jigsaw":
+        return HookPlan({m: 1 for m in model.encoder.modules()}, x[:1], model.feature_forward, NUM_TILES)
+    return HookPlan({m: 1 for m in model.modules()}, x[:1], model)
 
 
 @PREDICTORS.register("meco")
@@ -183,22 +203,24 @@ class MeCo(Predictor):
         return min_correlation_eigenvalue(rows[pick]) * n / OPT_ROWS
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
-        counts, x = hook_plan(model, batches.batch(0)[0])
+        plan = hook_plan(model, batches.batch(0)[0])
         total = 0.0
         maps = 0  # firings whose output has more than one position
 
         def hook(module: nn.Module, inputs: tuple, output: object) -> None:
             nonlocal total, maps
-            rows = channel_rows(output)
-            if rows is None:
-                return
-            maps += rows.shape[1] > 1
-            for _ in range(counts[module] if self.opt else 1):  # meco_opt draws anew for each count
-                total += self.term(rows) * (1 if self.opt else counts[module])
+            for sample in range(plan.samples):
+                rows = channel_rows(output, sample)
+                if rows is None:
+                    return
+                maps += rows.shape[1] > 1
+                count = plan.counts[module]
+                for _ in range(count if self.opt else 1):  # meco_opt draws anew for each count
+                    total += self.term(rows) * (1 if self.opt else count)
 
         model.train()
-        with hooked([m for m, c in counts.items() if c > 0], hook), torch.no_grad():
-            model(x)
+        with hooked([m for m, c in plan.counts.items() if c > 0], hook), torch.no_grad():
+            plan.run(plan.x)
         if not maps:
             raise TypeError(f"{'meco_opt' if self.opt else 'meco'} reads channel correlations across the positions "
                             f"of feature maps, and no module of {type(model).__name__} outputs one (every output "
