@@ -11,8 +11,7 @@
 # Then issue 29's rankers (P2, NAS-Bench-Suite-Zero's protocol) in rankers_<task>: AZ-NAS's and
 # VKDNW's aggregates and ours (union_agg, union_fast), with every component reported beside them;
 # RANKERS=union_fast,az_nas runs the ~2-5 CPU-s ones alone first; the full set run later into the
-# same folders reuses their scores (in a clone, or once each folder's uncommitted scores.jsonl is
-# moved aside), adding VKDNW's Fisher and SWAP (~5 CPU-s an architecture).
+# same folders reuses their scores and scores only VKDNW's Fisher and SWAP (~5 CPU-s an architecture).
 # Jobs run one after another, each with WORKERS single-threaded workers (2), and resume per
 # architecture: rerun to continue. Usage: [SELECT=substring] [WORKERS=n] scripts/reproduce_spaces.sh
 # (SELECT: only the jobs whose output folder contains it, e.g. SELECT=transbench101_micro, SELECT=rankers)

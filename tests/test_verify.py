@@ -95,6 +95,26 @@ def test_a_rescored_run_resumed_from_its_log_keeps_the_new_scores(made, monkeypa
     assert after == pytest.approx({k: 2 * v for k, v in before.items()})
 
 
+def test_predictors_added_to_a_finished_run_are_scored_alone_whether_or_not_its_log_is_kept(made, monkeypatch,
+                                                                                           capsys):
+    """The fast rankers first, the costly ones later into the same folder: only the added ones are
+    scored, the others taken from the run, with or without its (uncommitted) score log."""
+    before = {r["hash"]: r for r in rows(made)}
+    more = [*RUN[:6], "params,synflow,snip,ensemble,grad_norm", *RUN[7:]]
+    clone = made.with_name("clone")  # a clone of the repo: the outputs only
+    shutil.copytree(made, clone, ignore=shutil.ignore_patterns("*.jsonl", "*.lock"))
+    for folder in (made, clone):
+        capsys.readouterr()
+        assert run(monkeypatch, [*more, "--out", str(folder)]) == 0
+        assert "scoring now: grad_norm on 6 architectures" in capsys.readouterr().err
+        after = {r["hash"]: r for r in rows(folder)}
+        assert all(after[k]["snip"] == before[k]["snip"] and after[k]["grad_norm"] for k in before)
+        assert not (folder / "added.jsonl").exists()
+        assert run(monkeypatch, [*more, "--out", str(folder)]) == 0  # the same command again scores nothing
+        assert "scoring now: nothing" in capsys.readouterr().err
+        assert {r["hash"]: r["grad_norm"] for r in rows(folder)} == {k: r["grad_norm"] for k, r in after.items()}
+
+
 def test_rescore_names_only_the_runs_predictors(made, monkeypatch, capsys):
     assert run(monkeypatch, [*RUN, "--out", str(made), "--rescore", "zico"]) == 2
     assert "--rescore zico: not among this run's per-architecture predictors" in capsys.readouterr().err

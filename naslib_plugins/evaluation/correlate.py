@@ -261,7 +261,12 @@ def run_correlation(
         raise UserError(f"--rescore {', '.join(unknown)}: not among this run's per-architecture predictors "
                         f"({', '.join(per_arch)})")
     finished = csv_path(out / "scores.csv") is not None and (out / "correlation.json").is_file()
-    if finished and (rescore or (resume and not (out / "scores.jsonl").exists())):
+    # predictors added to a finished run whose log is still here: the log was written for the
+    # others, so the run is resumed from its outputs and only the added ones are scored, into a
+    # log of their own that goes once the outputs hold them
+    added = (finished and resume and not rescore and (out / "scores.jsonl").exists()
+             and not set(per_arch) <= set(read_score_log(out / "scores.jsonl")[0].get("predictors", [])))
+    if finished and (rescore or added or (resume and not (out / "scores.jsonl").exists())):
         # a finished run is resumed from its outputs, which outlive its (uncommitted) score log:
         # the same command again rewrites them from the scores they hold
         scores_from = [*scores_from, out]
@@ -299,7 +304,7 @@ def run_correlation(
     if to_score:
         settings = {**base, "predictors": to_score, "keys": len(score_at), "benchmark": Path(truth.source).name,
                     "metric": truth.metric}
-        log = out / ("rescore.jsonl" if rescore else "scores.jsonl")
+        log = out / ("rescore.jsonl" if rescore else "added.jsonl" if added else "scores.jsonl")
         fresh = score_keys(space, score_at, dataset, to_score, batches, seed, log, settings,
                            workers=workers, resume=resume, desc=f"{space.name}/{dataset}", device=device, hvp=hvp,
                            retry_failed=retry_failed)
@@ -353,6 +358,7 @@ def run_correlation(
     if rescore:  # its scores are in scores.csv now; a later rescore must not resume from them
         carry_into_log(out / "scores.jsonl", records, rescore)
         (out / "rescore.jsonl").unlink(missing_ok=True)
+    (out / "added.jsonl").unlink(missing_ok=True)  # as with a rescore: scores.csv holds them now
     return result
 
 
