@@ -21,6 +21,7 @@ from naslib_plugins.reporting.published import (
     default_anchors,
     load_anchors,
     parse_anchors,
+    standard_view,
 )
 from naslib_plugins.spaces import SPACES, get_space
 
@@ -115,6 +116,14 @@ def test_package_search_figures_match_only_their_protocol():
     for predictor in ("nwot", "nwot_eval"):
         found = anchors.for_search("zc-pt", "nasbench201", "cifar100", {"predictor": predictor, **STANDARD})
         assert [a.mean for a in found] == [70.77]
+    # CIFAR-10's .npz standing in for CIFAR-100's absent images draws random labels over its classes:
+    # that is the protocol's data as far as it goes here; random labels on CIFAR-10 itself are not
+    stand_in = {"predictor": "nwot", "labels": "random", "data": "real", "images": "cifar10_convnetjs_5k.npz"}
+    assert [a.mean for a in anchors.for_search("zc-pt", "nasbench201", "cifar100",
+                                               standard_view(stand_in, "cifar100"))] == [70.77]
+    assert standard_view(stand_in, "cifar10") == stand_in
+    assert anchors.for_search("zc-pt", "nasbench201", "cifar10", standard_view(stand_in, "cifar10")) == []
+    assert standard_view({**stand_in, "data": "gaussian"}, "cifar100")["labels"] == "random"
     # DARTS figures are test errors after training: no NB301 run of ours is set beside them
     assert anchors.for_search("nasi", "nasbench301", "cifar10", {"steps": 100, **STANDARD}) == []
     darts = [a for a in anchors.search if a.space == "nasbench301"]

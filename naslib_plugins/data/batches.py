@@ -17,7 +17,15 @@ import torch
 import torch.nn.functional as F
 
 from naslib_plugins.data.datasets import DATASETS, DatasetInfo, dataset_info
-from naslib_plugins.data.readers import IMAGE_FOLDER, LAYOUTS, NPZ, NPZ_DATASET, ImageSet, official_folder, read_images
+from naslib_plugins.data.readers import (
+    IMAGE_FOLDER,
+    LAYOUTS,
+    NPZ,
+    ImageSet,
+    official_folder,
+    read_images,
+    stand_in,
+)
 from naslib_plugins.errors import UserError
 
 DATA_ENV = "NASLIB_PLUGINS_DATA"
@@ -71,12 +79,7 @@ def earlier_settings(settings: dict) -> list[dict]:
     run's dataset; search logs also name their image file): the .npz standing in for another
     dataset drew random labels, with the same calls, in either label mode, and the default mode
     was recorded as "true"."""
-    info = DATASETS.get(settings.get("dataset"))
-    images = settings.get("images")
-    stand_in = (info is not None and info.channels == 3 and info.name != NPZ_DATASET
-                and settings.get("data") == "real" and settings.get("labels") == "random"
-                and (images is None or str(images).endswith(".npz")))
-    return [{**settings, "labels": "true"}] if stand_in else []
+    return [{**settings, "labels": "true"}] if settings.get("dataset") in DATASETS and stand_in(settings) else []
 
 
 @runtime_checkable

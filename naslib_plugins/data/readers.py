@@ -38,6 +38,18 @@ IMAGE_SUFFIXES = (".bmp", ".jpeg", ".jpg", ".pgm", ".png", ".ppm", ".tif", ".tif
 _SPLIT_FOLDERS = {"train": ("train",), "test": ("test", "val")}
 
 
+def stand_in(settings: dict) -> bool:
+    """Whether a run's batches (their settings and the run's dataset) are the .npz's CIFAR-10
+    images standing in for another RGB dataset whose own images are absent: its labels are then
+    drawn at random over that dataset's classes, the only labels the data allows, and not a
+    label-agnostic experiment (older runs recorded them as "true")."""
+    info = dataset_info(settings["dataset"]) if settings.get("dataset") else None
+    images = settings.get("images")
+    return (info is not None and info.channels == 3 and info.name != NPZ_DATASET
+            and settings.get("data") == "real" and settings.get("labels") == "random"
+            and (images is None or str(images).endswith(".npz")))
+
+
 @dataclasses.dataclass(frozen=True)
 class _Pickles:
     """A dataset's official layout: batch files, each a pickled dict of `data` (N, 3*r*r) uint8,

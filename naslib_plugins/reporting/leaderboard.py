@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from naslib_plugins.errors import BenchmarkFileError
 from naslib_plugins.evaluation.correlation import with_ci
 from naslib_plugins.fileio import atomic_write, write_text_atomic
-from naslib_plugins.reporting.published import Anchors, Source, load_anchors
+from naslib_plugins.reporting.published import Anchors, Source, load_anchors, standard_view
 from naslib_plugins.reporting.runs import PREDICTOR_KEYS, correlation_runs, search_runs, warn_skipped
 
 if TYPE_CHECKING:
@@ -120,8 +120,8 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
     runs = search_runs(results_dir) if runs is None else list(runs)
     shown = _telling_settings(runs)
     for path, data in runs:
-        config = data["config"]
         space, dataset = data["space"], data["dataset"]
+        config = standard_view(data["config"], dataset)
         benchmarks[(space, dataset)] = None
         mine = anchors.for_search(data["optimizer"], space, dataset, config) if anchors else []
         per_seed = data["runs"]

@@ -464,7 +464,8 @@ def searches(inputs: Inputs, *, runs: list[str], datasets: list[str], caption: s
             if r.get("mean_rank") is not None:
                 cell += f", rank {r['mean_rank']:.0f} of {r['rank_of']}"
             cells.append(cell + (f" / {published}" if published else ""))
-        own = by_ds.get(first)
+        own = by_ds.get(first)  # a row found on another dataset has no seconds of its own
+        own = None if own is None or own.get("transfer_from") else own
         secs = "" if own is None else f"{own['mean_search_seconds']:.0f} / {fmt(own['mean_cpu_seconds'], 0)}"
         lines.append("| " + (f"{space} | " if several else "") + f"{method} | {settings} | " + " | ".join(cells)
                      + f" | {secs} |")
