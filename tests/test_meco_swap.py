@@ -20,7 +20,7 @@ from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.scoring import score_architecture
 from naslib_plugins.predictors import get_predictor
 from naslib_plugins.predictors.base import gaussian_init
-from naslib_plugins.predictors.meco import MeCo, MeCoOpt
+from naslib_plugins.predictors.meco import MeCo, MeCoOpt, channel_rows, min_correlation_eigenvalue
 from naslib_plugins.predictors.swap import (
     SWAP,
     SWAPReg,
@@ -125,8 +125,9 @@ def test_meco_on_tnb_jigsaw_takes_a_term_per_tile_of_the_encoder_run_on_the_nine
         copy.deepcopy(model).train()(x[:1])
     terms = []
 
-    def hook(module, inputs, output):
-        terms.extend(numpy_term(output, t) for t in range(9))
+    def hook(module, inputs, output):  # the formula is tested above; here which maps it reads
+        terms.extend(min_correlation_eigenvalue(rows) for t in range(9)
+                     if (rows := channel_rows(output, t)) is not None)
 
     reference = copy.deepcopy(model)
     handles = [m.register_forward_hook(hook) for m in reference.encoder.modules()]
