@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from naslib_plugins.data.datasets import DatasetInfo, dataset_info
+from naslib_plugins.data.datasets import DATASETS, DatasetInfo, dataset_info
 from naslib_plugins.data.safe_pickle import safe_load
 from naslib_plugins.errors import BenchmarkFileError, UserError
 
@@ -43,7 +43,7 @@ def stand_in(settings: dict) -> bool:
     images standing in for another RGB dataset whose own images are absent: its labels are then
     drawn at random over that dataset's classes, the only labels the data allows, and not a
     label-agnostic experiment (older runs recorded them as "true")."""
-    info = dataset_info(settings["dataset"]) if settings.get("dataset") else None
+    info = DATASETS.get(settings.get("dataset"))
     images = settings.get("images")
     return (info is not None and info.channels == 3 and info.name != NPZ_DATASET
             and settings.get("data") == "real" and settings.get("labels") == "random"

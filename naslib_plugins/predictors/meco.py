@@ -79,8 +79,8 @@ def channel_rows(output: object, sample: int = 0) -> torch.Tensor | None:
         output = output[0] if output else None
     if not isinstance(output, torch.Tensor) or output.dim() < 2:
         return None
-    sample = output[sample]
-    return sample.reshape(sample.shape[0], -1)
+    one = output[sample]
+    return one.reshape(one.shape[0], -1)
 
 
 def min_correlation_eigenvalue(rows: torch.Tensor) -> float:
