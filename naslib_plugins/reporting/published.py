@@ -33,6 +33,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from naslib_plugins.data.readers import stand_in
 from naslib_plugins.errors import BenchmarkFileError
 
 if TYPE_CHECKING:
@@ -73,8 +74,6 @@ def standard_view(config: dict, dataset: str) -> dict:
     """A search's config as the published protocol sees it: the random labels of stand-in images
     (CIFAR-10's for CIFAR-100 or ImageNet16-120, whose images are absent: data.readers.stand_in)
     are that protocol's labels as far as the data allows, so the key goes; its data line says so."""
-    from naslib_plugins.data.readers import stand_in
-
     return {k: v for k, v in config.items() if k != "labels"} if stand_in({**config, "dataset": dataset}) else config
 
 
