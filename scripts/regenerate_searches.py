@@ -112,6 +112,26 @@ def record_final_out(new: Path, run: Path) -> None:
     write_text_atomic(path, json.dumps(result, indent=2) + "\n")
 
 
+def keep_side_files(new: Path, run: Path) -> list[Path]:
+    """What another command made from a run's result (NB301's eval_network_params.jsonl: the found
+    genotype scored at DARTS's evaluation size) moves with the run while the regenerated seeds find
+    the same architectures; when any seed finds another it would describe the old one, so it is left
+    out and returned, to be remade with its own command."""
+    found = {r["seed"]: r["arch"] for r in json.loads((new / "search.json").read_text())["runs"]}
+    same = all(found.get(r["seed"]) == r["arch"] for r in json.loads((run / "search.json").read_text())["runs"])
+    stale = []
+    for path in sorted(run.iterdir()):
+        if (new / path.name).exists() or path.suffix == ".lock":
+            continue
+        if not same:
+            stale.append(path)
+        elif path.is_dir():
+            shutil.copytree(path, new / path.name)
+        else:
+            shutil.copy2(path, new / path.name)
+    return stale
+
+
 def put_in_place(new: Path, run: Path) -> None:
     """`new` replaces the folder `run`: the old one is first renamed aside (RUN.old), so that a
     kill at any point leaves either folder whole, and `recover` puts things right on the next start."""
@@ -159,6 +179,9 @@ def main() -> int:
         # every seed the old run had (a run committed part-way gains the seeds its command asks for)
         if set(seeds_of(run / "search.json")) <= set(seeds_of(new / "search.json")):
             record_final_out(new, run)
+            for path in keep_side_files(new, run):
+                print(f"regenerate-searches: {path} was made from architectures this run no longer finds: "
+                      "remake it with the command that made it", file=sys.stderr)
             put_in_place(new, run)
     return 0
 

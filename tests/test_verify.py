@@ -254,3 +254,26 @@ def test_regenerate_searches_takes_the_runs_that_record_a_machine_path_first(reg
     assert not regen.records_machine_path({
         "command": 'naslib-plugins search --benchmark "$NASLIB_PLUGINS_DATA"/nb201.csv --out results/x',
         "notes": ["1/5 seeds", "+-/"], "runs": [{"seed": 0}]})
+
+
+def test_regenerate_searches_keeps_what_was_made_from_a_run_only_while_it_finds_the_same(tmp_path, regen):
+    """A file another command made from the found architecture moves with the regenerated run when
+    every seed finds what it found before, and is named, not carried, when one seed finds another."""
+    def folders(new_arch):
+        run, new = tmp_path / "results" / "run", tmp_path / "next" / "run"
+        for folder, arch in ((run, [1, 2]), (new, new_arch)):
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            (folder / "search.json").write_text(json.dumps({"runs": [{"seed": 0, "arch": arch}]}))
+            (folder / "runs.jsonl").write_text(str(arch))
+        (run / "eval_network_params.jsonl").write_text("made from [1, 2]")
+        (run / "runs.jsonl.lock").write_text("")
+        return run, new
+
+    run, new = folders([1, 2])
+    assert regen.keep_side_files(new, run) == []
+    assert sorted(p.name for p in new.iterdir()) == ["eval_network_params.jsonl", "runs.jsonl", "search.json"]
+    assert (new / "runs.jsonl").read_text() == "[1, 2]"  # the new run's own files are its own
+    run, new = folders([2, 1])
+    assert regen.keep_side_files(new, run) == [run / "eval_network_params.jsonl"]
+    assert not (new / "eval_network_params.jsonl").exists()
