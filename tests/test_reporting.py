@@ -812,3 +812,20 @@ def test_protocol_p2_table_gives_a_ranker_run_on_more_tasks_its_own_mean(tmp_pat
     # L-SWAG Table 1 over NB201 C10, NB101, NB301: AZ-NAS (.91 + .54 + .70) / 3, LIBRA (.89 + .77 + .74) / 3
     assert f"| mean over the 3 task(s) union_fast has |  |  |  | **{fast:.3f}** | **0.717** | **0.800** |" in page
     assert "task(s) union_agg has" not in page
+
+
+def test_searches_table_fills_a_dataset_with_the_cells_found_on_the_first_column(tmp_path):
+    """A dataset searched by no run shows the transfer from the first column's dataset (CIFAR-10, as
+    the papers report it), though a run on another dataset with the same settings transfers too."""
+    for name, dataset, c100 in (("a_in16", "ImageNet16-120", 60.0), ("b_c10", "cifar10", 70.0)):
+        _search_run(tmp_path / "search" / name, 100, [93.0], transfer={
+            "cifar100": {"mean_test_accuracy": c100, "std_test_accuracy": 0.0, "n_seeds": 1}})
+        path = tmp_path / "search" / name / "search.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "dataset": dataset}))
+    manifest = {"tables": {"s": {"kind": "searches", "runs": ["search/*"],
+                                 "datasets": ["cifar10", "cifar100", "ImageNet16-120"]}},
+                "page": {"file": "README.md", "contents": [{"table": "s"}]}}
+    (tmp_path / "tables.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    build_tables(tmp_path / "tables.yaml", None)
+    page = (tmp_path / "README.md").read_text()
+    assert "| 70.00 (n=1, found on C10) " in page and "found on IN16" not in page

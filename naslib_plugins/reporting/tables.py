@@ -438,16 +438,22 @@ def searches(inputs: Inputs, *, runs: list[str], datasets: list[str], caption: s
     found = inputs.runs(runs, "search.json", lambda path: (path, read_search(path)))
     section = search_section(inputs.root, inputs.anchors, found)
     standard = {f"{k}={v}" for k, v in STANDARD_DATA.items()}
+    first = datasets[0]
+
+    def precedence(r: dict) -> int:
+        """A search on the dataset itself, else the cells found on the first column's dataset (the
+        papers' protocol: search on CIFAR-10, transfer), else those found on another."""
+        return 0 if "transfer_from" not in r else 1 if r["transfer_from"] == first else 2
+
     rows: dict[tuple[str, str, str], dict[str, dict]] = {}
     for r in section["rows"]:
         settings = ", ".join(kv for kv in r["settings"].split(", ") if kv not in standard)
         by_ds = rows.setdefault((r["space"], r["method"], settings), {})
-        if "transfer_from" not in r or r["dataset"] not in by_ds:  # a search on the dataset itself wins
+        if r["dataset"] not in by_ds or precedence(r) < precedence(by_ds[r["dataset"]]):
             by_ds[r["dataset"]] = r
     if not rows:
         return [NO_RUNS]
     several = len({space for space, _, _ in rows}) > 1
-    first = datasets[0]
     lines = [*_caption(caption), *_head([*(["space"] if several else []), "optimizer", "settings", *datasets,
                                          f"s/run {DATASET_SHORT.get(first, first)} (wall / CPU)"])]
     for (space, method, settings), by_ds in sorted(rows.items()):
