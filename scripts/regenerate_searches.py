@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from naslib_plugins.fileio import write_text_atomic
+from naslib_plugins.fileio import atomic_write, write_text_atomic
 
 RESULTS = Path("results")
 NEXT = Path("results_next")
@@ -125,10 +125,14 @@ def keep_side_files(new: Path, run: Path) -> list[Path]:
             continue
         if not same:
             stale.append(path)
-        elif path.is_dir():
-            shutil.copytree(path, new / path.name)
+        elif path.is_dir():  # whole or not at all: a rerun after a kill skips what is already there
+            part = new / f".{path.name}.part"
+            shutil.rmtree(part, ignore_errors=True)
+            shutil.copytree(path, part)
+            part.rename(new / path.name)
         else:
-            shutil.copy2(path, new / path.name)
+            with open(path, "rb") as src, atomic_write(new / path.name, binary=True) as dst:
+                shutil.copyfileobj(src, dst)
     return stale
 
 

@@ -267,13 +267,17 @@ def test_regenerate_searches_keeps_what_was_made_from_a_run_only_while_it_finds_
             (folder / "search.json").write_text(json.dumps({"runs": [{"seed": 0, "arch": arch}]}))
             (folder / "runs.jsonl").write_text(str(arch))
         (run / "eval_network_params.jsonl").write_text("made from [1, 2]")
+        (run / "plots").mkdir()
+        (run / "plots" / "found.png").write_text("made from [1, 2]")
         (run / "runs.jsonl.lock").write_text("")
         return run, new
 
     run, new = folders([1, 2])
     assert regen.keep_side_files(new, run) == []
-    assert sorted(p.name for p in new.iterdir()) == ["eval_network_params.jsonl", "runs.jsonl", "search.json"]
+    assert sorted(p.name for p in new.iterdir()) == ["eval_network_params.jsonl", "plots", "runs.jsonl", "search.json"]
+    assert (new / "eval_network_params.jsonl").read_text() == (new / "plots" / "found.png").read_text() == \
+        "made from [1, 2]"
     assert (new / "runs.jsonl").read_text() == "[1, 2]"  # the new run's own files are its own
     run, new = folders([2, 1])
-    assert regen.keep_side_files(new, run) == [run / "eval_network_params.jsonl"]
-    assert not (new / "eval_network_params.jsonl").exists()
+    assert regen.keep_side_files(new, run) == [run / "eval_network_params.jsonl", run / "plots"]
+    assert sorted(p.name for p in new.iterdir()) == ["runs.jsonl", "search.json"]
