@@ -447,6 +447,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     runs = find_runs([Path(p) for p in args.paths])
     if not runs:
         raise UserError(f"no run (scores.csv beside correlation.json or agreement.json) under {', '.join(args.paths)}")
+    if args.out:  # before any run is scored, not after the first one has been
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     rescore = _rescore_recorded(args.workers)
     reports = []
     for i, folder in enumerate(runs, 1):

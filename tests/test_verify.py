@@ -42,7 +42,7 @@ def made(tmp_path, monkeypatch, capsys):
 
 
 def test_an_untouched_run_verifies(made, tmp_path, monkeypatch, capsys):
-    report = tmp_path / "verify.json"
+    report = tmp_path / "reports" / "verify.json"  # a folder --out makes
     assert run(monkeypatch, ["verify", str(made.parent), "--all-rows", "--out", str(report)]) == 0
     data = json.loads(report.read_text())
     (rep,) = data["runs"]
