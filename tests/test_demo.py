@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 
 from naslib_plugins.cli import main
 from naslib_plugins.evaluation import minibench
@@ -61,6 +62,7 @@ def test_demo_writes_correlations_searches_and_leaderboard(tmp_path, capsys, mon
     out = tmp_path / "demo"
     argv = ["demo", "--out", str(out), "--n-archs", "12", "--seeds", "0", "--budget", "6", "--steps", "3",
             "--batch-size", "8"]
+    monkeypatch.setattr(sys, "argv", ["naslib-plugins", *argv])  # what the outputs record as the command
     assert main(argv) == 0
     corr = json.loads((out / "correlate" / "correlation.json").read_text())
     assert corr["space"] == "mlp_act_skip" and corr["n_archs"] == 12
@@ -73,3 +75,6 @@ def test_demo_writes_correlations_searches_and_leaderboard(tmp_path, capsys, mon
     assert all((out / "plots" / f"spearman_heatmap.{e}").stat().st_size > 0 for e in ("png", "pdf"))
     text = capsys.readouterr().out
     assert "the space's best test accuracy" in text
+    # verify re-runs the demo's correlate/ as the correlate it is (its batch of 8, not the default 64)
+    assert main(["verify", str(out), "--sample", "3"]) == 0
+    assert "1 runs: 0 with a score beyond each predictor's tolerance, 0 not re-run" in capsys.readouterr().out

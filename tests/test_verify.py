@@ -122,10 +122,10 @@ def test_rescore_names_only_the_runs_predictors(made, monkeypatch, capsys):
 
 def test_a_run_that_verify_cannot_remake_is_reported(made, tmp_path, monkeypatch, capsys):
     meta = json.loads((made / "correlation.json").read_text())
-    meta["command"] = "naslib-plugins demo --out somewhere"
+    meta["command"] = "naslib-plugins search --out somewhere"
     (made / "correlation.json").write_text(json.dumps(meta))
     assert run(monkeypatch, ["verify", str(made)]) == 1
-    assert "not re-run: UserError: made by `naslib-plugins demo`" in capsys.readouterr().out
+    assert "not re-run: UserError: made by `naslib-plugins search`" in capsys.readouterr().out
     assert run(monkeypatch, ["verify", str(tmp_path / "nothing")]) == 2
     assert "no such file or folder" in capsys.readouterr().err
 
@@ -281,3 +281,12 @@ def test_regenerate_searches_keeps_what_was_made_from_a_run_only_while_it_finds_
     run, new = folders([2, 1])
     assert regen.keep_side_files(new, run) == [run / "eval_network_params.jsonl", run / "plots"]
     assert sorted(p.name for p in new.iterdir()) == ["runs.jsonl", "search.json"]
+
+
+def test_default_tolerance_is_the_measured_kernel_drift_where_larger():
+    from naslib_plugins.evaluation.verify import DEFAULT_RTOL, tolerance
+
+    assert tolerance("grasp", None) == 3e-2 and tolerance("epe_nas", None) == 4e-3
+    assert tolerance("snip", None) == DEFAULT_RTOL
+    assert tolerance("grasp", 1e-4) == 1e-4  # a given --rtol holds for every predictor
+    assert tolerance("params", None) == tolerance("params", 0.5) == 1e-12  # counts stay exact
