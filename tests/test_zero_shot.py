@@ -181,8 +181,9 @@ def test_nwot_equals_the_log_det_of_the_hamming_kernel():
 
 def test_nwot_eval_reads_codes_with_batch_norm_running_statistics():
     torch.manual_seed(0)
-    linear, head = nn.Linear(12, 9), nn.Linear(9, 3)
-    with_bn = nn.Sequential(nn.Flatten(), linear, nn.BatchNorm1d(9), nn.ReLU(), head)
+    # 32 units: with a handful, two of the 5 samples can share every code on some CPUs (K singular)
+    linear, head = nn.Linear(12, 32), nn.Linear(32, 3)
+    with_bn = nn.Sequential(nn.Flatten(), linear, nn.BatchNorm1d(32), nn.ReLU(), head)
     without = nn.Sequential(nn.Flatten(), linear, nn.ReLU(), head)
     batches = ImageBatches("cifar10", batch_size=5, seed=0, data="gaussian", resolution=2)
     # at initialisation the running statistics are 0 and 1: eval mode does not normalise
