@@ -410,8 +410,12 @@ def _recorded_args(meta: dict) -> argparse.Namespace:
     unset = [w for w in words if "$" in os.path.expandvars(w)]
     if unset:
         raise UserError(f"the recorded command names an unset variable: {unset[0]}")
+    return _parse_recorded([os.path.expandvars(w) for w in words])
+
+
+def _parse_recorded(words: list[str]) -> argparse.Namespace:
     try:
-        return parse_command(build_parser(), [os.path.expandvars(w) for w in words[1:]])
+        return parse_command(build_parser(), words[1:])
     except SystemExit:  # argparse has printed why
         raise UserError("the recorded command no longer parses") from None
 
@@ -421,11 +425,7 @@ def _demo_as_correlate(words: list[str], meta: dict) -> list[str]:
     size and the seed the run recorded."""
     from naslib_plugins.demo import DATASET, SPACE, run_demo
 
-    try:
-        demo = parse_command(build_parser(), words[1:])
-    except SystemExit:
-        raise UserError("the recorded command no longer parses") from None
-    batch = demo.batch_size or inspect.signature(run_demo).parameters["batch_size"].default
+    batch = _parse_recorded(words).batch_size or inspect.signature(run_demo).parameters["batch_size"].default
     return ["naslib-plugins", "correlate", "--space", SPACE, "--dataset", DATASET, "--seed", str(meta["seed"]),
             "--batch-size", str(batch)]
 
