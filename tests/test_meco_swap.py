@@ -114,6 +114,29 @@ def test_meco_sums_every_firing_of_an_unknown_network_as_numpy_does(batches):
     assert out[0] <= 1e-12
 
 
+def test_meco_where_one_sample_reaches_a_1x1_map_takes_the_batch_norm_formula_there(batches):
+    """TNB macro at 64 x 64: a train-mode batch norm of one sample at 1 x 1 raises in PyTorch; its
+    formula gives its bias there, and the 1 x 1 and flat outputs from there on add 0, so the score
+    is the numpy sum over the modules before it. The patch is gone afterwards."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 5, 3, padding=1), nn.BatchNorm2d(5), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                          nn.BatchNorm2d(5), nn.ReLU(), nn.Conv2d(5, 5, 1), nn.Flatten(), nn.Linear(5, 2))
+    with torch.no_grad():
+        model[4].bias.copy_(torch.arange(5.0))
+    x = batches.batch(0)[0][:1]
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        copy.deepcopy(model).train()(x)
+    expected = numpy_meco(copy.deepcopy(model[:3]), x) - numpy_term(model[:3].train()(x))  # the prefix's root
+    outputs = []
+    handle = model[4].register_forward_hook(lambda m, i, o: outputs.append(o.detach().flatten()))
+    assert MeCo().score(model, batches, F.cross_entropy) == pytest.approx(expected, abs=1e-9)
+    handle.remove()
+    assert torch.equal(outputs[0], torch.arange(5.0))
+    assert "forward" not in vars(model[4])
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        model.train()(x)
+
+
 def test_meco_on_tnb_jigsaw_takes_a_term_per_tile_of_the_encoder_run_on_the_nine_tiles_together():
     """At 64 x 64 a 21-pixel tile reaches the last stage at 1 x 1, where the per-tile forward (a batch
     of one) cannot run in train mode; the nine tiles of sample 0 run together, nine terms per module."""

@@ -263,9 +263,22 @@ class InputJacobian(NamedTuple):
     output_shape: torch.Size
 
 
+def require_input_dependent_sum(model: nn.Module) -> None:
+    """Raise where the network declares (`fixed_output_sum`) that in train mode its outputs,
+    summed over the batch, are the same for every input: the gradient of that sum by the input,
+    which jacov, epe_nas and VKDNW's jacov read, is then exactly zero, and what float32 returns
+    for it is rounding noise that differs between CPUs, not a property of the architecture."""
+    if getattr(model, "fixed_output_sum", False):
+        raise ValueError(f"in train mode the summed outputs of {type(model).__name__} do not depend on its input "
+                         "(every path to its pooled linear head ends in a batch norm, whose output sums to a "
+                         "constant over batch and positions), so their input Jacobian is zero: nothing to score")
+
+
 def input_jacobian(model: nn.Module, batches: BatchSource, i: int) -> InputJacobian:
     """The gradient of the sum of the network's outputs on batch i by its inputs, the model in
-    train mode, as NASLib's jacov and epe_nas take it (`y.backward(ones_like(y))`, then `x.grad`)."""
+    train mode, as NASLib's jacov and epe_nas take it (`y.backward(ones_like(y))`, then `x.grad`);
+    refused where that gradient is zero whatever the input (`require_input_dependent_sum`)."""
+    require_input_dependent_sum(model)
     cache = getattr(model, _CACHE_ATTR, None)
     key = ("jacobian", id(batches), i)
     if cache is not None and key in cache:

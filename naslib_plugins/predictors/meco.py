@@ -42,6 +42,13 @@ Spaces:
   tiles run through the encoder together, as AZ-NAS's features do (`feature_forward`: batch
   statistics over the nine), and each tile of each encoder module's output gives its term, nine
   per module as the per-tile forward fires it; the head's outputs are flat and add 0.
+  TNB macro at 64 x 64 brings the networks with four downsampling blocks (the most the space has,
+  about a fifth of them) to a 1 x 1 map, where a train-mode batch norm of the single sample sees
+  one value per channel, which PyTorch refuses. There its formula, (x - mean) / sqrt(var + eps)
+  * w + b with x = mean, gives b, and that is its output here (`single_value_batch_norm`). Every
+  map after a 1 x 1 one in those encoders is 1 x 1 or flat, whose term is 0 whatever its values,
+  so the score is the sum of the terms the benchmark's 256-pixel input also defines at those
+  modules; a decoder's upsampled maps read the bias like any other input.
 - mlp_act_skip (and any network without feature maps) is refused: every output is a flat
   vector, so every term would be 0.
 
@@ -56,7 +63,8 @@ narrowest map has 16 channels, so its scores are not affected.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -151,6 +159,30 @@ def _nb101_multiplicities(model: nn.Module) -> dict[nn.Module, int]:
     return counts
 
 
+@contextmanager
+def single_value_batch_norm(model: nn.Module) -> Iterator[None]:
+    """For the block, a train-mode batch norm of every module of `model` that sees one value per
+    channel (one sample, a 1 x 1 map) outputs its bias, what its formula gives there, instead of
+    raising; every other input runs the module's own forward."""
+    norms = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+
+    def patched(bn: nn.modules.batchnorm._BatchNorm) -> Callable[[torch.Tensor], torch.Tensor]:
+        def forward(x: torch.Tensor) -> torch.Tensor:
+            if bn.training and x.numel() == x.shape[1]:
+                shift = bn.bias if bn.affine else torch.zeros(x.shape[1], dtype=x.dtype, device=x.device)
+                return shift.reshape(1, -1, *([1] * (x.dim() - 2))).expand_as(x).clone()
+            return type(bn).forward(bn, x)
+        return forward
+
+    for bn in norms:
+        bn.forward = patched(bn)
+    try:
+        yield
+    finally:
+        for bn in norms:
+            del bn.forward
+
+
 @dataclass
 class HookPlan:
     counts: dict[nn.Module, int]  # module -> how often each of its firings counts
@@ -219,7 +251,8 @@ class MeCo(Predictor):
                     total += self.term(rows) * (1 if self.opt else count)
 
         model.train()
-        with hooked([m for m, c in plan.counts.items() if c > 0], hook), torch.no_grad():
+        with hooked([m for m, c in plan.counts.items() if c > 0], hook), single_value_batch_norm(model), \
+                torch.no_grad():
             plan.run(plan.x)
         if not maps:
             raise TypeError(f"{'meco_opt' if self.opt else 'meco'} reads channel correlations across the positions "

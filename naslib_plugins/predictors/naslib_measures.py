@@ -6,7 +6,10 @@ Each runs on the network as initialised, in train mode with its batch norms, on 
 with the space's loss. The per-layer measures are summed over the Conv2d and Linear layers, the
 ones NASLib's `get_layer_metric_array` visits (so not the TNB decoders' transposed convolutions),
 as its `sum_arr` sums them. Where NASLib turns a NaN or infinite score into -1e8, these return it,
-and the scoring engine records the architecture as failed.
+and the scoring engine records the architecture as failed. jacov and epe_nas differ in one more
+place: where the network declares that its summed outputs do not depend on the input in train
+mode (NB301; TNB's classification, regression and jigsaw heads), their input Jacobian is zero in
+exact arithmetic and they fail with that reason, where NASLib scores float32's rounding residue.
 
 The passes are shared (naslib_plugins.predictors.base): grad_norm and plain read the loss
 gradient that SNIP, NASI and ZiCo read; fisher reads the same pass's channel saliencies; jacov

@@ -69,6 +69,7 @@ from naslib_plugins.predictors.base import (
     SetPredictor,
     model_device,
     private_copy,
+    require_input_dependent_sum,
 )
 from naslib_plugins.predictors.ensemble import bottom_filled, log_ranks, unrankable
 
@@ -368,12 +369,14 @@ class VKDNWJacov(Predictor):
     re-initialised copy in train mode, the input gradients g_b of each sample's summed logits on
     batch 0; with mu the eigenvalues of their correlation matrix (float64),
     -sum(log(mu + 1e-5) + 1 / (mu + 1e-5)). `jacov` is the same formula at the model's own
-    initialisation. A constant sample's Jacobian (NaN correlations) scores NaN."""
+    initialisation. A constant sample's Jacobian (NaN correlations) scores NaN; a network whose
+    summed outputs do not depend on its input in train mode (NB301, TNB's pooled heads) fails."""
 
     def requirements(self) -> Requirements:
         return Requirements(labels=False)
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
+        require_input_dependent_sum(model)
         net = private_copy(model)
         kaiming_fan_in_(net)
         net.train()

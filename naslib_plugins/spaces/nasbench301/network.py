@@ -126,6 +126,13 @@ class DartsSkeleton(nn.Module):
     """Stem (3C), `layers` cells `make_cell(c_pp, c_p, C, reduction, reduction_prev)` with
     reductions at layers//3 and 2*layers//3 doubling the width, GAP, linear."""
 
+    # In train mode a batch norm's output sums over batch and positions to its shift times their
+    # count, whatever its input. The stem, every preprocessing and every operation but the identity
+    # end in one (pooling too, in NASLib's cells), the identity and `none` keep that, and so do the
+    # nodes' sums, the concatenation, the pooling and the linear head: the outputs summed over a
+    # batch are the same for every input (jacov's input Jacobian is zero).
+    fixed_output_sum = True
+
     def __init__(self, make_cell: Callable[..., nn.Module], num_classes: int, C: int, layers: int):
         super().__init__()
         c_stem = 3 * C

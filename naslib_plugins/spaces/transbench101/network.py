@@ -216,6 +216,15 @@ class TNBNet(nn.Module):
                 if isinstance(m, nn.Conv2d):
                     nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
 
+    @property
+    def fixed_output_sum(self) -> bool:
+        """Whether in train mode the outputs summed over a batch are the same for every input: so
+        with the pooled linear heads (classification, regression, jigsaw's per-tile encoders). A
+        train-mode batch norm's output sums over batch and positions to its shift times their count;
+        the stem and every operation end in one, and identities, `none`, the residual and node sums
+        and the pooled linear head keep that. The dense decoders' activations break it."""
+        return self.kind in ("classification", "regression", "jigsaw")
+
     def feature_module(self) -> nn.Module:
         """The module whose input Zen-NAS scores, where NASLib's `forward_before_global_avg_pool`
         reads it: the global average pooling of the classification, regression and jigsaw heads
