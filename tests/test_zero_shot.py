@@ -278,6 +278,31 @@ def test_fast_union_is_union_agg_without_its_two_costly_components():
     assert values == pytest.approx(expected.tolist()) and reasons == [None] * 5
 
 
+def test_consensus_union_leaves_out_the_components_that_rank_against_the_others():
+    cons, fast = get_predictor("union_consensus"), get_predictor("union_fast")
+    assert cons.components == fast.components
+    rng = np.random.default_rng(2)
+    base = rng.normal(size=40)
+    columns = {c: (base + rng.normal(0, 0.5, size=40)).tolist() for c in cons.base_components}
+    # all agree: union_fast itself
+    assert cons.combine(columns)[0] == pytest.approx(fast.combine(columns)[0])
+    against, flat = cons.components[0], cons.components[1]
+    columns[against] = (-base).tolist()  # ranks the set the other way round
+    columns[flat] = [1.0] * 40  # ranks nothing: its Spearman is undefined
+    agreeing = [c for c in cons.components if c not in (against, flat)]
+    expected = sum(np.log(stats.rankdata(columns[c]) / 40) for c in agreeing)
+    values, reasons = cons.combine(columns)
+    assert values == pytest.approx(expected.tolist()) and reasons == [None] * 40
+    # by hand: the Spearman of `against` with the sum of the others' log ranks is negative
+    others = sum(np.log(stats.rankdata(columns[c]) / 40) for c in cons.components if c != against)
+    assert stats.spearmanr(columns[against], others)[0] < 0
+    # no component agrees with the rest (the two left disagree): the plain sum of both
+    first, second = cons.components[:2]
+    two = {**{c: [None] * 40 for c in cons.base_components}, first: base.tolist(), second: (-base).tolist()}
+    expected = np.log(stats.rankdata(base) / 40) + np.log(stats.rankdata(-base) / 40)
+    assert cons.combine(two)[0] == pytest.approx(expected.tolist())
+
+
 def test_ensemble_cannot_score_one_architecture(capsys):
     assert main(["score", "--predictors", "ensemble", "--data", "gaussian"]) == 2
     assert "ranks a whole set" in capsys.readouterr().err

@@ -95,8 +95,13 @@ class Ensemble(SetPredictor):
             ranked = {c: v for c, v in ranked.items() if any(x is not None for x in v)}
             if not ranked:
                 return [None] * n, ["every component failed on every architecture"] * n
-        total = sum(log_ranks(bottom_filled(v), normalise=True) for v in ranked.values())
+        terms = self.kept({c: log_ranks(bottom_filled(v), normalise=True) for c, v in ranked.items()})
+        total = sum(terms.values())
         return [float(v) for v in total], [None] * n
+
+    def kept(self, terms: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The components' log(rank / n) columns that enter the sum: all of them."""
+        return terms
 
 
 # AZ-NAS's four, VKDNW's (aleph, vkdnw) pair and its jacov, MeCo and SWAP: every label-free ranker
@@ -131,3 +136,32 @@ class FastUnionAggregate(Ensemble):
 
     def __init__(self):
         super().__init__(FAST_UNION_COMPONENTS, skip_undefined=True)
+
+
+def consensus(terms: dict[str, np.ndarray]) -> dict[str, float]:
+    """Each component's Spearman with the sum of the others' log(rank / n) over the set: how far it
+    agrees with what the rest of the aggregate ranks; NaN for a constant column."""
+    total = sum(terms.values())
+    out = {}
+    for name, term in terms.items():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rho = np.corrcoef(stats.rankdata(term), stats.rankdata(total - term))[0, 1]
+        out[name] = float(rho)
+    return out
+
+
+@PREDICTORS.register("union_consensus")
+class ConsensusUnion(Ensemble):
+    """union_fast's components, each kept only where it agrees with the others on the evaluated set:
+    its Spearman with the sum of the other components' log(rank / n) is positive (a component that
+    ranks the set against the rest, or not at all, is left out); the sum of log(rank / n) over those
+    kept, or over all where none agrees. A rule on agreement between proxies, with no accuracy in it:
+    it is decided anew on every set, from the scores alone."""
+
+    def __init__(self):
+        super().__init__(FAST_UNION_COMPONENTS, skip_undefined=True)
+
+    def kept(self, terms: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        agree = consensus(terms)
+        chosen = {c: t for c, t in terms.items() if agree[c] > 0}
+        return chosen or terms

@@ -84,6 +84,7 @@ COLOUR_ORDER = (
     "az_trainability", "flops_conv", "az_nas", "nasi", "zico", "snip", "grasp", "synflow", "meco",
     "meco_opt", "grad_norm", "plain", "l2_norm", "fisher", "jacov", "epe_nas", "zen", "ntk_lambda_min",
     "nwot", "nwot_eval", "swap", "swap_reg", "vkdnw", "aleph", "vkdnw_jacov", "vkdnw_single", "vkdnw_agg",
+    "union_consensus",
 )
 
 
