@@ -22,7 +22,7 @@ set -euo pipefail
 export OMP_NUM_THREADS=1
 predictors=nasi,zico,snip,grasp,synflow,params,flops,nwot
 suite_zero=fisher,grad_norm,plain,l2_norm,jacov,zen
-rankers=${RANKERS:-union_agg,union_fast,az_nas,vkdnw_agg}
+rankers=${RANKERS:-union_agg,union_fast,union_consensus,az_nas,vkdnw_agg}
 data=$NASLIB_PLUGINS_DATA
 jobs=(
   "nasbench101/correlate_cifar10 --space nasbench101 --dataset cifar10 --all --benchmark $data/nasbench101/zc_nasbench101.json"
