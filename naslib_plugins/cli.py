@@ -178,7 +178,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
              + (f", {args.init} initialisation" if args.init != "default" else "")
              + "; ours as NASLib stores a score (synflow: the natural log of the sum)",
              "", "| predictor | Spearman | Kendall | exact (rel. 1e-6) | max abs diff |", "|---|---|---|---|---|"]
-    failed: dict[str, str] = {}  # predictor -> one of its reasons
+    failed: dict[str, str] = {}  # predictor that failed on every architecture -> one of its reasons
     notes: list[str] = []
     for n in names:
         ours = [None if records[k]["scores"].get(n) is None else as_stored(n, records[k]["scores"][n]) for k in keys]
@@ -193,8 +193,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
                       for f, spec in (("spearman", ".3f"), ("kendall", ".3f"), ("max_abs_diff", ".3g")))
         lines.append(f"| {n} | {sp} | {kt} | {exact}/{len(keys)} | {md} |")
         reasons = [records[k]["reason"].get(n, "no score") for k in keys if records[k]["scores"].get(n) is None]
-        if reasons:
+        if len(reasons) == len(keys):
             failed[n] = reasons[0]
+        if reasons:
             notes.append(f"{n} failed on {len(reasons)} of {len(keys)} architectures ({reasons[0]}).")
     write_csv(out / "scores.csv", [["hash", "arch_str"] + [c for n in names for c in (n, f"{n}_naslib")]]
               + [[k, records[k]["arch_str"], *(v for n in names for v in (records[k]["scores"].get(n), recorded[k][n]))]
@@ -203,7 +204,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     table = "\n".join(lines + ([""] + notes if notes else []))
     write_text_atomic(out / "agreement.md", table + f"\n\nData: {result['data']}.\n\nCommand: `{result['command']}`\n")
     print(table)
-    return _all_failed({n: r for n, r in failed.items() if all(records[k]["scores"].get(n) is None for k in keys)})
+    return _all_failed(failed)
 
 
 def _model_options(pairs: list[str] | None) -> dict[str, int]:

@@ -151,15 +151,12 @@ def consensus(terms: dict[str, np.ndarray]) -> dict[str, float]:
 
 
 @PREDICTORS.register("union_consensus")
-class ConsensusUnion(Ensemble):
+class ConsensusUnion(FastUnionAggregate):
     """union_fast's components, each kept only where it agrees with the others on the evaluated set:
     its Spearman with the sum of the other components' log(rank / n) is positive (a component that
     ranks the set against the rest, or not at all, is left out); the sum of log(rank / n) over those
     kept, or over all where none agrees. A rule on agreement between proxies, with no accuracy in it:
     it is decided anew on every set, from the scores alone."""
-
-    def __init__(self):
-        super().__init__(FAST_UNION_COMPONENTS, skip_undefined=True)
 
     def kept(self, terms: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         agree = consensus(terms)
