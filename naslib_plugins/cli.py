@@ -192,7 +192,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         sp, kt, md = ("n/a" if c[f] is None else format(c[f], spec)
                       for f, spec in (("spearman", ".3f"), ("kendall", ".3f"), ("max_abs_diff", ".3g")))
         lines.append(f"| {n} | {sp} | {kt} | {exact}/{len(keys)} | {md} |")
-        reasons = [records[k]["reason"].get(n, "no score") for k in keys if records[k]["scores"].get(n) is None]
+        reasons = [records[k]["reason"].get(n, "no score") for k, v in zip(keys, ours) if v is None]
         if len(reasons) == len(keys):
             failed[n] = reasons[0]
         if reasons:
