@@ -19,6 +19,7 @@ from naslib_plugins.data.sources import make_batches
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.scoring import score_architecture
 from naslib_plugins.predictors import get_predictor
+from naslib_plugins.predictors import meco as meco_module
 from naslib_plugins.predictors.base import gaussian_init
 from naslib_plugins.predictors.meco import MeCo, MeCoOpt, channel_rows, min_correlation_eigenvalue
 from naslib_plugins.predictors.swap import (
@@ -112,6 +113,32 @@ def test_meco_sums_every_firing_of_an_unknown_network_as_numpy_does(batches):
     model(x)
     h.remove()
     assert out[0] <= 1e-12
+
+
+def test_a_map_with_no_more_positions_than_channels_has_lambda_min_zero_as_the_solver_nearly_finds():
+    rows = torch.randn(12, 12, generator=torch.Generator().manual_seed(0))
+    rows[3] = 0.5  # a constant channel too
+    for positions in (2, 7, 12):
+        assert min_correlation_eigenvalue(rows[:, :positions]) == 0.0
+        assert abs(numpy_term(rows[:, :positions].reshape(1, 12, positions))) < 1e-12
+    more = torch.randn(4, 12, generator=torch.Generator().manual_seed(1))  # 12 positions, 4 channels
+    assert min_correlation_eigenvalue(more) == pytest.approx(numpy_term(more.reshape(1, 4, 12)), abs=1e-12)
+    assert min_correlation_eigenvalue(more) > 1e-3
+
+
+def test_meco_solves_once_per_tensor_and_counts_every_firing_of_it(batches, monkeypatch):
+    torch.manual_seed(0)
+    model = Wrap(Wrap(nn.Sequential(nn.Conv2d(3, 2, 3, padding=1), nn.ReLU())))  # 2 channels, 1024 positions
+    x = batches.batch(0)[0][:1]
+    expected = numpy_meco(copy.deepcopy(model), x)
+    solved = []
+    monkeypatch.setattr(meco_module, "min_correlation_eigenvalue",
+                        lambda rows: solved.append(rows.shape) or min_correlation_eigenvalue(rows))
+    assert MeCo().score(model, batches, F.cross_entropy) == pytest.approx(expected, abs=1e-9)
+    assert len(solved) == 2  # conv and ReLU; Sequential and both wrappers return the ReLU's tensor again
+    solved.clear()
+    MeCoOpt().score(model, batches, F.cross_entropy)
+    assert len(solved) == 5  # meco_opt draws anew for every firing
 
 
 def test_meco_where_one_sample_reaches_a_1x1_map_takes_the_batch_norm_formula_there(batches):

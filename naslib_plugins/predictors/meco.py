@@ -54,7 +54,11 @@ Spaces:
 
 Numerics: the correlation and its eigenvalues are computed in float64 with a symmetric solver
 (the authors: float32 `torch.linalg.eig`, the minimum real part; they agree to ~1e-6). The
-authors drop NaN or infinite terms; with the non-finite entries zeroed there are none.
+authors drop NaN or infinite terms; with the non-finite entries zeroed there are none. A map with
+no more positions than channels (every deep layer: 512 channels at 8 x 8) has a correlation of
+rank below its size, whose lambda_min is 0: that term is 0 without a solve (the solver's answer
+was rounding residue, ~1e-15); with one solve per tensor (below) `meco` runs 2x (NB101) to 70x
+(TNB jigsaw) faster (perf/bench_meco.py).
 
 `meco_opt`: the 8 rows are drawn with torch's generator (the authors: python's unseeded
 `random.sample`), independently for each counted firing. Deviation: with fewer than 8 channels
@@ -79,23 +83,38 @@ NB201_SIDE = 32  # the authors' --data_size: NB201 inputs are resized to it
 NB101_INPUT = (1, 3, 64, 64)  # the authors' NB101 meco: one Gaussian sample of this shape
 
 
-def channel_rows(output: object, sample: int = 0) -> torch.Tensor | None:
-    """One sample of a module's output as a (channels, positions) matrix, as the authors' hook
-    reads it (`output[0]`; of a tuple, its first tensor's first sample); None when there is no
-    such sample to read."""
+def output_tensor(output: object) -> torch.Tensor | None:
+    """The tensor the authors' hook reads of a module's output (of a tuple, its first); None when
+    it has no sample dimension to read."""
     if isinstance(output, (tuple, list)):
         output = output[0] if output else None
     if not isinstance(output, torch.Tensor) or output.dim() < 2:
         return None
-    one = output[sample]
+    return output
+
+
+def channel_rows(output: object, sample: int = 0) -> torch.Tensor | None:
+    """One sample of a module's output as a (channels, positions) matrix, as the authors' hook
+    reads it (`output[0]`; of a tuple, its first tensor's first sample); None when there is no
+    such sample to read."""
+    tensor = output_tensor(output)
+    if tensor is None:
+        return None
+    one = tensor[sample]
     return one.reshape(one.shape[0], -1)
 
 
-def min_correlation_eigenvalue(rows: torch.Tensor) -> float:
+def min_correlation_eigenvalue(rows: torch.Tensor, low_rank_zero: bool = True) -> float:
     """lambda_min of the rows' Pearson correlation matrix, its NaN and infinite entries set to 0
-    (a constant row gives a zero row and column). One position only: every entry is NaN, so 0."""
-    n = rows.shape[0]
-    if rows.shape[1] < 2:
+    (a constant row gives a zero row and column). One position only: every entry is NaN, so 0.
+    low_rank_zero=False solves where the rank alone gives 0 (perf/bench_meco.py's baseline)."""
+    n, positions = rows.shape
+    if positions < 2:
+        return 0.0
+    if low_rank_zero and positions <= n and bool(torch.isfinite(rows).all()):
+        # The correlation of finite rows is positive semi-definite of rank at most positions - 1
+        # (the centred rows span no more), and a zeroed constant row keeps it so: lambda_min is 0
+        # exactly, where a solver returns rounding residue (~1e-15) at the cost of an n x n solve.
         return 0.0
     corr = torch.corrcoef(rows.detach().double()).reshape(n, n)
     corr = torch.where(torch.isfinite(corr), corr, torch.zeros_like(corr))
@@ -238,17 +257,31 @@ class MeCo(Predictor):
         plan = hook_plan(model, batches.batch(0)[0])
         total = 0.0
         maps = 0  # firings whose output has more than one position
+        # A wrapper (a Sequential, a cell, the root) returns its last child's tensor again: each
+        # firing still counts, but its term is computed once per tensor. The tensors are held for
+        # the pass so that an id is not reused; the version tells an in-place change. meco_opt
+        # draws anew for every firing, so it computes every one.
+        terms: dict[tuple[int, int, int], tuple[torch.Tensor, float]] = {}
+
+        def term(tensor: torch.Tensor, sample: int) -> float:
+            rows = channel_rows(tensor, sample)
+            if self.opt:
+                return self.term(rows)
+            key = (id(tensor), tensor._version, sample)
+            if key not in terms:
+                terms[key] = (tensor, self.term(rows))
+            return terms[key][1]
 
         def hook(module: nn.Module, inputs: tuple, output: object) -> None:
             nonlocal total, maps
+            tensor = output_tensor(output)
+            if tensor is None:
+                return
             for sample in range(plan.samples):
-                rows = channel_rows(output, sample)
-                if rows is None:
-                    return
-                maps += rows.shape[1] > 1
+                maps += tensor[sample].numel() > tensor.shape[1]
                 count = plan.counts[module]
                 for _ in range(count if self.opt else 1):  # meco_opt draws anew for each count
-                    total += self.term(rows) * (1 if self.opt else count)
+                    total += term(tensor, sample) * (1 if self.opt else count)
 
         model.train()
         with hooked([m for m, c in plan.counts.items() if c > 0], hook), single_value_batch_norm(model), \
