@@ -523,7 +523,7 @@ def test_tables_page_and_readme_blocks(tables_tree):
     # not "0 archs": that would say NASLib recorded nothing
     assert "NASLib recorded S (its zc file is not here)" in page and "### nasbench101 other (" in page
     # searches: the published protocol's settings unsaid, the transfer marked, the published figure beside
-    assert ("| nasi | steps=100, mu=1.0, nu=adaptive, batch_size=64 | 93.50 +- 0.50 (n=2), rank 3 of 15625 / "
+    assert ("| nasi | steps=100, mu=1.0, nu=adaptive, batch_size=64 | 93.50 +- 0.50 (n=2), rank 3 +- 1 of 15625 / "
             "NASI paper Table 4: "
             "93.08 +- 0.24 | 70.00 +- 0.50 (n=2, found on C10) / NASI paper Table 4: 69.51 +- 0.59 | 10 / 20 |") in page
     assert ("| nasi | steps=100, mu=1.0, nu=adaptive, batch_size=64, labels=random | 90.00 (n=1), rank 3 of 15625 "
@@ -829,3 +829,32 @@ def test_searches_table_fills_a_dataset_with_the_cells_found_on_the_first_column
     build_tables(tmp_path / "tables.yaml", None)
     page = (tmp_path / "README.md").read_text()
     assert "| 70.00 (n=1, found on C10) " in page and "found on IN16" not in page
+
+
+def test_searches_table_reference_rows_set_ours_against_robot_and_the_tables_best_and_mean(tmp_path):
+    """TNB rows: the validation metric and rank mean +- std over seeds, then the published searches
+    no run matches (RoBoT Table 3's ranks, from the package's figures) and the table's best and
+    mean, recorded by the run."""
+    folder = tmp_path / "zc_random" / "tnb_micro_scene"
+    folder.mkdir(parents=True)
+    runs = [{"seed": s, "arch": [0], "arch_str": "a", "test_accuracy": None, "val_accuracy": v,
+             "val_accuracy_rank": r, "search_seconds": 2.0, "cpu_seconds": 1.5, "predictor_calls": 100}
+            for s, (v, r) in enumerate([(54.0, 20), (53.0, 60)])]
+    (folder / "search.json").write_text(json.dumps({
+        "optimizer": "zc-random", "space": "transbench101_micro", "dataset": "class_scene",
+        "config": {"predictor": "zico", "budget": 100, "seeds": [0, 1]}, "runs": runs,
+        "mean_test_accuracy": None, "std_test_accuracy": None, "mean_val_accuracy": 53.5, "std_val_accuracy": 0.5,
+        "rank": {"val_accuracy": {"mean": 40.0, "std": 20.0, "of": 4096, "table_best": 54.94, "table_mean": 44.94}},
+        "mean_search_seconds": 2.0, "notes": [], "command": "naslib-plugins search ..."}))
+    manifest = {"tables": {"s": {"kind": "searches", "runs": ["zc_random/*"], "datasets": ["class_scene", "jigsaw"],
+                                 "reference_rows": True}},
+                "page": {"file": "README.md", "contents": [{"table": "s"}]}}
+    (tmp_path / "tables.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    build_tables(tmp_path / "tables.yaml")
+    lines = (tmp_path / "README.md").read_text().splitlines()
+    assert "| zc-random | predictor=zico, budget=100 | val 53.50 +- 0.50 (n=2), rank 40 +- 20 of 4096 |  | 2 / 2 |" \
+        in lines
+    robot = next(line for line in lines if line.startswith("| RoBoT | published (RoBoT"))
+    assert robot.endswith("| 2 +- 0 (rank) |  |  |")  # no run on jigsaw: its RoBoT figure stays out
+    assert "| table best | the benchmark table | val 54.94 (of 4096) |  |  |" in lines
+    assert "| table mean | the benchmark table | val 44.94 (of 4096) |  |  |" in lines

@@ -535,10 +535,12 @@ def test_search_within_table_reports_ranks_in_the_pool(tmp_path, shared_data, ca
     assert main(argv) == 0
     result = json.loads((tmp_path / "search.json").read_text())
     assert result["config"]["pool"] == 500 and result["rank"]["val_accuracy"]["of"] == 500
+    table = list(load_ground_truth(zc, get_space("nasbench101"), "cifar10", "val_accuracy").values.values())
     for run in result["runs"]:
-        better = sum(v > run["val_accuracy"] for v in load_ground_truth(zc, get_space("nasbench101"), "cifar10",
-                                                                        "val_accuracy").values.values())
-        assert run["val_accuracy_rank"] == 1 + better
+        assert run["val_accuracy_rank"] == 1 + sum(v > run["val_accuracy"] for v in table)
+    # what the found architectures are set against: the pool's best and mean
+    assert result["rank"]["val_accuracy"]["table_best"] == max(table)
+    assert result["rank"]["val_accuracy"]["table_mean"] == pytest.approx(np.mean(table), rel=1e-12)
     # the file has validation accuracy only: one short line says so, naming the file, not its path
     assert result["notes"] == ["zc_nasbench101.json holds no test_accuracy for nasbench101/cifar10: the runs "
                                "report val_accuracy only"]

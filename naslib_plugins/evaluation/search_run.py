@@ -213,7 +213,10 @@ def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dic
     ranks = {}
     for metric in (m for m in ACCURACY_METRICS if m in truths):
         mean, std = _mean_std([r.get(f"{metric}_rank") for r in runs])
-        ranks[metric] = {"mean": mean, "std": std, "of": len(truths[metric])}
+        table = list(truths[metric].values.values())
+        # what a found architecture is set against: the table's best and a random draw's expectation
+        ranks[metric] = {"mean": mean, "std": std, "of": len(table), "table_best": max(table),
+                         "table_mean": float(np.mean(table))}
     transferred = {}
     for ds in transfer:
         values = [r["transfer_test_accuracy"][ds] for r in runs]

@@ -142,7 +142,9 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
             "mean_search_seconds": data["mean_search_seconds"],
             "mean_cpu_seconds": sum(cpu) / len(cpu) if cpu else None,
             "mean_predictor_calls": sum(calls) / len(calls) if calls else None,
-            "optimum": anchors.optimum.get((space, dataset)) if anchors else None,
+            # the published optimum, else the table's best (a TNB task's, a pool's)
+            "optimum": (anchors.optimum.get((space, dataset)) if anchors else None) or (rank or {}).get("table_best"),
+            "table_best": (rank or {}).get("table_best"), "table_mean": (rank or {}).get("table_mean"),
             "published": _published(mine), "anchors": mine, "notes": data.get("notes", []),
             "data": data.get("data", ""), "command": data.get("command", ""),
         }
@@ -154,7 +156,8 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
                 **row, "dataset": other, "transfer_from": dataset, "mean_accuracy": t["mean_test_accuracy"],
                 "std_accuracy": t["std_test_accuracy"], "n_seeds": t["n_seeds"], "mean_search_seconds": None,
                 "mean_cpu_seconds": None, "mean_predictor_calls": None, "metric": "test_accuracy", "mean_rank": None,
-                "optimum": anchors.optimum.get((space, other)) if anchors else None,
+                "optimum": anchors.optimum.get((space, other)) if anchors else None, "table_best": None,
+                "table_mean": None,
                 "anchors": mine, "published": _published(mine), "notes": [],
             })
     matched = {id(a) for r in rows for a in r["anchors"]}

@@ -428,13 +428,16 @@ def labels(inputs: Inputs, *, true_labels: str, random_labels: str, caption: str
     return lines
 
 
-def searches(inputs: Inputs, *, runs: list[str], datasets: list[str], caption: str | None = None) -> list[str]:
+def searches(inputs: Inputs, *, runs: list[str], datasets: list[str], caption: str | None = None,
+             reference_rows: bool = False) -> list[str]:
     """One row per space, optimizer and settings, one column per dataset: accuracy mean +- std over
     seeds (test where the table has it, else marked val) beside the published figure the
-    leaderboard matches to it, and the found cell's rank in the table where the search ran over
-    one; a dataset without a search of its own shows the accuracy there of the architectures found
-    on another. A space column appears when the runs span several. Settings of the published
-    protocol (real data, true labels) go unsaid."""
+    leaderboard matches to it, and the found cell's rank (mean +- std) in the table where the
+    search ran over one; a dataset without a search of its own shows the accuracy there of the
+    architectures found on another. A space column appears when the runs span several. Settings
+    of the published protocol (real data, true labels) go unsaid. reference_rows: below ours, the
+    published searches no run of ours matches (a row per method) and the table's best and mean
+    per dataset, what a found architecture is set against."""
     found = inputs.runs(runs, "search.json", lambda path: (path, read_search(path)))
     section = search_section(inputs.root, inputs.anchors, found)
     standard = {f"{k}={v}" for k, v in STANDARD_DATA.items()}
@@ -452,7 +455,7 @@ def searches(inputs: Inputs, *, runs: list[str], datasets: list[str], caption: s
         if r["dataset"] not in by_ds or precedence(r) < precedence(by_ds[r["dataset"]]):
             by_ds[r["dataset"]] = r
     if not rows:
-        return [NO_RUNS]
+        return [*_caption(caption), NO_RUNS]  # what will be here, and the command that makes it
     several = len({space for space, _, _ in rows}) > 1
     lines = [*_caption(caption), *_head([*(["space"] if several else []), "optimizer", "settings", *datasets,
                                          f"s/run {DATASET_SHORT.get(first, first)} (wall / CPU)"])]
@@ -468,13 +471,45 @@ def searches(inputs: Inputs, *, runs: list[str], datasets: list[str], caption: s
             found_on = "" if origin is None else f"found on {DATASET_SHORT.get(origin, origin)}"
             cell = accuracy_cell(r, found_on)
             if r.get("mean_rank") is not None:
-                cell += f", rank {r['mean_rank']:.0f} of {r['rank_of']}"
+                spread = f" +- {r['std_rank']:.0f}" if r["n_seeds"] > 1 else ""
+                cell += f", rank {r['mean_rank']:.0f}{spread} of {r['rank_of']}"
             cells.append(cell + (f" / {published}" if published else ""))
         own = by_ds.get(first)  # a row found on another dataset has no seconds of its own
         own = None if own is None or own.get("transfer_from") else own
         secs = "" if own is None else f"{own['mean_search_seconds']:.0f} / {fmt(own['mean_cpu_seconds'], 0)}"
         lines.append("| " + (f"{space} | " if several else "") + f"{method} | {settings} | " + " | ".join(cells)
                      + f" | {secs} |")
+    if reference_rows:
+        lines += _reference_rows(section, datasets, several)
+    return lines
+
+
+def _reference_rows(section: dict, datasets: list[str], several: bool) -> list[str]:
+    """The published searches without a run of ours beside them, a row per space and method, and
+    the table's best and mean per space and dataset (from the runs' own tables)."""
+    lines = []
+    published: dict[tuple[str, str], list[dict]] = {}
+    for r in section["published_only"]:
+        if r["dataset"] in datasets:
+            published.setdefault((r["space"], r["method"]), []).append(r)
+    for (space, method), group in sorted(published.items()):
+        sources = "; ".join(dict.fromkeys(a.source.label for r in group for a in r["anchors"]))
+        notes = "; ".join(dict.fromkeys(r["note"] for r in group if r["note"]))
+        by_ds = {r["dataset"]: "; ".join(a.values() for a in r["anchors"]) for r in group}
+        lines.append("| " + (f"{space} | " if several else "") + f"{method} | published ({sources}"
+                     + (f": {notes}" if notes else "") + ") | " + " | ".join(by_ds.get(ds, "") for ds in datasets)
+                     + " |  |")
+    tables: dict[str, dict[str, dict]] = {}
+    for r in section["rows"]:
+        if r.get("table_mean") is not None and r["dataset"] in datasets:
+            tables.setdefault(r["space"], {})[r["dataset"]] = r
+    for space, by_ds in sorted(tables.items()):
+        for label, key in (("table best", "table_best"), ("table mean", "table_mean")):
+            cells = ["" if (r := by_ds.get(ds)) is None
+                     else f"{'val ' if r['metric'] == 'val_accuracy' else ''}{r[key]:.2f} (of {r['rank_of']})"
+                     for ds in datasets]
+            lines.append("| " + (f"{space} | " if several else "") + f"{label} | the benchmark table | "
+                         + " | ".join(cells) + " |  |")
     return lines
 
 
