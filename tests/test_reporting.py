@@ -109,6 +109,22 @@ def _search_run(folder: Path, steps: int, accuracies: list[float], labels: str =
     }))
 
 
+def _val_search_run(folder: Path, space: str, dataset: str, config: dict, found: list[tuple[float, int]],
+                    rank: dict, cpu: float | None = 2.0) -> None:
+    """A search whose table holds validation metrics only (a pool, TNB): (metric, rank) per seed."""
+    folder.mkdir(parents=True)
+    runs = [{"seed": s, "arch": [0], "arch_str": "a", "test_accuracy": None, "val_accuracy": v,
+             "val_accuracy_rank": r, "search_seconds": 1.0, "cpu_seconds": cpu, "predictor_calls": 100}
+            for s, (v, r) in enumerate(found)]
+    values = [v for v, _ in found]
+    (folder / "search.json").write_text(json.dumps({
+        "optimizer": "zc-random", "space": space, "dataset": dataset,
+        "config": {**config, "seeds": list(range(len(found)))}, "runs": runs,
+        "mean_test_accuracy": None, "std_test_accuracy": None, "mean_val_accuracy": float(np.mean(values)),
+        "std_val_accuracy": float(np.std(values)), "rank": {"val_accuracy": rank}, "mean_search_seconds": 1.0,
+        "notes": [], "command": "naslib-plugins search ..."}))
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     rng = np.random.default_rng(0)
@@ -716,17 +732,9 @@ def test_search_settings_name_what_tells_two_runs_apart_beyond_the_key_settings(
 
 
 def test_leaderboard_shows_the_validation_metric_and_rank_of_a_pool_search(tmp_path):
-    folder = tmp_path / "zc_random" / "nb101_pool"
-    folder.mkdir(parents=True)
-    runs = [{"seed": s, "arch": [0], "arch_str": "a", "test_accuracy": None, "val_accuracy": v,
-             "val_accuracy_rank": r, "search_seconds": 1.0, "cpu_seconds": 2.0, "predictor_calls": 100}
-            for s, (v, r) in enumerate([(94.0, 2), (93.0, 4)])]
-    (folder / "search.json").write_text(json.dumps({
-        "optimizer": "zc-random", "space": "nasbench101", "dataset": "cifar10",
-        "config": {"predictor": "zico", "budget": 100, "pool": 500, "seeds": [0, 1]}, "runs": runs,
-        "mean_test_accuracy": None, "std_test_accuracy": None, "mean_val_accuracy": 93.5, "std_val_accuracy": 0.5,
-        "rank": {"val_accuracy": {"mean": 3.0, "std": 1.0, "of": 500}}, "mean_search_seconds": 1.0,
-        "notes": [], "command": "naslib-plugins search ..."}))
+    _val_search_run(tmp_path / "zc_random" / "nb101_pool", "nasbench101", "cifar10",
+                    {"predictor": "zico", "budget": 100, "pool": 500}, [(94.0, 2), (93.0, 4)],
+                    {"mean": 3.0, "std": 1.0, "of": 500})
     board = build_leaderboard(tmp_path, None, plots=False)
     md = (tmp_path / "LEADERBOARD.md").read_text()
     assert "| predictor=zico, budget=100, pool=500 | nasbench101 | cifar10 | 0, 1 | val 93.50 +- 0.50 (n=2) | " \
@@ -738,16 +746,9 @@ def test_leaderboard_shows_the_validation_metric_and_rank_of_a_pool_search(tmp_p
 
 def test_searches_table_marks_validation_and_rank_and_names_spaces(tmp_path):
     for space, acc in (("nasbench101", 93.5), ("nasbench301", 94.25)):
-        folder = tmp_path / "zc_random" / f"{space}_pool"
-        folder.mkdir(parents=True)
-        runs = [{"seed": 0, "arch": [0], "arch_str": "a", "test_accuracy": None, "val_accuracy": acc,
-                 "val_accuracy_rank": 3, "search_seconds": 1.0, "cpu_seconds": None, "predictor_calls": 10}]
-        (folder / "search.json").write_text(json.dumps({
-            "optimizer": "zc-random", "space": space, "dataset": "cifar10",
-            "config": {"predictor": "zico", "budget": 10, "pool": 500, "seeds": [0]}, "runs": runs,
-            "mean_test_accuracy": None, "std_test_accuracy": None, "mean_val_accuracy": acc, "std_val_accuracy": 0.0,
-            "rank": {"val_accuracy": {"mean": 3.0, "std": 0.0, "of": 500}}, "mean_search_seconds": 1.0,
-            "notes": [], "command": "naslib-plugins search ..."}))
+        _val_search_run(tmp_path / "zc_random" / f"{space}_pool", space, "cifar10",
+                        {"predictor": "zico", "budget": 10, "pool": 500}, [(acc, 3)],
+                        {"mean": 3.0, "std": 0.0, "of": 500}, cpu=None)
     manifest = {"tables": {"s": {"kind": "searches", "runs": ["zc_random/*"], "datasets": ["cifar10"]}},
                 "page": {"file": "README.md", "contents": [{"table": "s"}]}}
     (tmp_path / "tables.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
@@ -835,24 +836,16 @@ def test_searches_table_reference_rows_set_ours_against_robot_and_the_tables_bes
     """TNB rows: the validation metric and rank mean +- std over seeds, then the published searches
     no run matches (RoBoT Table 3's ranks, from the package's figures) and the table's best and
     mean, recorded by the run."""
-    folder = tmp_path / "zc_random" / "tnb_micro_scene"
-    folder.mkdir(parents=True)
-    runs = [{"seed": s, "arch": [0], "arch_str": "a", "test_accuracy": None, "val_accuracy": v,
-             "val_accuracy_rank": r, "search_seconds": 2.0, "cpu_seconds": 1.5, "predictor_calls": 100}
-            for s, (v, r) in enumerate([(54.0, 20), (53.0, 60)])]
-    (folder / "search.json").write_text(json.dumps({
-        "optimizer": "zc-random", "space": "transbench101_micro", "dataset": "class_scene",
-        "config": {"predictor": "zico", "budget": 100, "seeds": [0, 1]}, "runs": runs,
-        "mean_test_accuracy": None, "std_test_accuracy": None, "mean_val_accuracy": 53.5, "std_val_accuracy": 0.5,
-        "rank": {"val_accuracy": {"mean": 40.0, "std": 20.0, "of": 4096, "table_best": 54.94, "table_mean": 44.94}},
-        "mean_search_seconds": 2.0, "notes": [], "command": "naslib-plugins search ..."}))
+    _val_search_run(tmp_path / "zc_random" / "tnb_micro_scene", "transbench101_micro", "class_scene",
+                    {"predictor": "zico", "budget": 100}, [(54.0, 20), (53.0, 60)],
+                    {"mean": 40.0, "std": 20.0, "of": 4096, "table_best": 54.94, "table_mean": 44.94})
     manifest = {"tables": {"s": {"kind": "searches", "runs": ["zc_random/*"], "datasets": ["class_scene", "jigsaw"],
                                  "reference_rows": True}},
                 "page": {"file": "README.md", "contents": [{"table": "s"}]}}
     (tmp_path / "tables.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     build_tables(tmp_path / "tables.yaml")
     lines = (tmp_path / "README.md").read_text().splitlines()
-    assert "| zc-random | predictor=zico, budget=100 | val 53.50 +- 0.50 (n=2), rank 40 +- 20 of 4096 |  | 2 / 2 |" \
+    assert "| zc-random | predictor=zico, budget=100 | val 53.50 +- 0.50 (n=2), rank 40 +- 20 of 4096 |  | 1 / 2 |" \
         in lines
     robot = next(line for line in lines if line.startswith("| RoBoT | published (RoBoT"))
     assert robot.endswith("| 2 +- 0 (rank) |  |  |")  # no run on jigsaw: its RoBoT figure stays out
