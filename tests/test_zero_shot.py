@@ -514,17 +514,38 @@ def test_pool_search_never_leaves_the_pool_spends_the_budget_and_repeats(optimiz
     assert again.arch == first.arch and again.trace["top10"] == first.trace["top10"]
 
 
-def test_pool_mutation_moves_to_the_nearest_other_member():
+def test_pool_mutation_draws_among_the_parents_k_nearest_members_k_the_spaces_degree():
     space = get_space("nasbench201")
-    parent, near, far = (0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 1), (4, 4, 4, 4, 4, 4)
-    pool = PoolSpace(space, [parent, near, far])
+    parent = (0, 0, 0, 0, 0, 0)
+    assert len(space.neighbours(parent)) == 24  # 6 edges x 4 other ops
+    # 10 members one edit away, 14 two edits away, 6 of the 20 three edits away tie at the cut
+    # (the 24th nearest is two edits away), and the far ones
+    one = [tuple(int(i == e) * op for i in range(6)) for e in range(5) for op in (1, 2)]
+    two = [tuple(op if i in (e, e + 1) else 0 for i in range(6)) for e in range(5) for op in (1, 2, 3)][:14]
+    far = [tuple((e + i) % 4 + 1 for i in range(6)) for e in range(4)]
+    pool = PoolSpace(space, [parent, *one, *two, *far])
     rng = np.random.default_rng(0)
-    # every single-op mutation of the all-`none` cell is one edit from it and from `near` at most two
-    # edits away, far from `far`; the parent itself is never returned
-    assert {pool.mutate(parent, rng) for _ in range(20)} == {near}
-    assert {pool.sample(rng) for _ in range(60)} == {parent, near, far}
+    children = [pool.mutate(parent, rng) for _ in range(2000)]
+    assert set(children) == set(one) | set(two)  # the 24 nearest, never the parent nor a far one
+    # and uniformly: each of the 24 about 2000 / 24 = 83 times
+    assert min(children.count(c) for c in set(children)) > 50
+    assert {pool.sample(rng) for _ in range(400)} == {parent, *one, *two, *far}
     with pytest.raises(UserError, match="two or more architectures"):
         PoolSpace(space, [parent, parent])
+
+
+def test_pool_evolution_in_nb301s_sparse_pool_spends_its_budget_on_new_members(tmp_path, shared_data):
+    """725 members among ~10^18 cells: no two are one edit apart, and a mutation to the single
+    nearest member cycled among a handful (37 of a budget of 100 before 10,000 stale proposals)."""
+    zc = shared_data / "nasbench301" / "zc_nasbench301.json"
+    # the settings of the pool runs in results/ (the old rule: 42 new members at seed 0)
+    argv = ["search", "--optimizer", "zc-evolution", "--population", "20", "--sample-size", "5", "--space",
+            "nasbench301", "--predictor", "params", "--budget", "100", "--seed", "0", "--within-table",
+            "--benchmark", str(zc), "--data", "gaussian", "--batch-size", "2", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    result = json.loads((tmp_path / "search.json").read_text())
+    assert [r["predictor_calls"] for r in result["runs"]] == [100]
+    assert not any("ran out" in n for n in result["notes"])
 
 
 def test_search_within_table_reports_ranks_in_the_pool(tmp_path, shared_data, capsys):
