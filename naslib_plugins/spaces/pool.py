@@ -5,14 +5,14 @@ so a search of the whole space finds architectures no table can score. Within a 
 - `sample` draws a pool member uniformly (zc-random: random order over the pool);
 - `mutate` draws the child uniformly among the parent's k nearest other pool members, by
   Hamming distance between the flattened encodings (members tied with the k-th all included),
-  k the number of one-step neighbours the space's own mutation gives the parent (NB101 ~30,
-  NB301 ~130): the pool's mutation graph has the space's degree. A pool of 500 out of NB101's
+  k the number of one-step neighbours the space's own mutation gives the parent (NB101 3-23,
+  NB301 120): the pool's mutation graph has the space's degree. A pool of 500 out of NB101's
   423k cells, or 725 out of NB301's ~10^18, holds almost no pair of one-edit neighbours, so
   keeping only the mutations that land in the pool would leave evolution nothing to do. The
-  rule before this one moved the space's mutation to the single nearest member: in NB301's
-  pool that left most members one or two possible children, and evolution cycled among
-  them (10,000 proposals without a new architecture, after 37-66 of a budget of 100, in 4 of
-  5 seeds).
+  rule before this one moved the space's mutation to the single nearest member: a mutation
+  moves the encoding by one entry, so the same member came back nearly every time, and in
+  NB301's pool evolution cycled (10,000 proposals without a new architecture, after 37-66 of
+  a budget of 100, in 4 of 5 seeds).
 Everything else (networks, hashes, strings, losses) is the wrapped space's.
 """
 from __future__ import annotations
