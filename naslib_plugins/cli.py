@@ -315,7 +315,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     """Independent searches, one per seed; the found architectures' accuracies from the benchmark."""
     from naslib_plugins.evaluation.ground_truth import default_benchmark
-    from naslib_plugins.evaluation.search_run import parse_seeds, run_search
+    from naslib_plugins.evaluation.search_run import found_metric, parse_seeds, run_search
     from naslib_plugins.optimizers import OPTIMIZERS
     from naslib_plugins.params import constructor_params
     from naslib_plugins.spaces import get_space
@@ -338,14 +338,8 @@ def cmd_search(args: argparse.Namespace) -> int:
                         Path(args.out), benchmark, resume=not args.restart,
                         command=_command(), device=resolve_device(args.device), pool=args.within_table)
     for run in result["runs"]:
-        # the test accuracy, or the validation accuracy where the table holds no other (NB101, NB301, TNB)
-        metric = "val_accuracy" if run["test_accuracy"] is None and run.get("val_accuracy") is not None \
-            else "test_accuracy"
-        acc = "n/a" if run[metric] is None else f"{run[metric]:.2f}"
-        rank = (f" (rank {run[metric + '_rank']} of {result['rank'][metric]['of']})"
-                if run.get(metric + "_rank") is not None else "")
-        print(f"seed {run['seed']}: {run['arch_str']}  {metric.replace('_', ' ')} {acc}{rank}  "
-              f"{run['search_seconds']:.1f} s")
+        of = next(iter(result["rank"].values()), {}).get("of")
+        print(f"seed {run['seed']}: {run['arch_str']}  {found_metric(run, of)}  {run['search_seconds']:.1f} s")
     if result["mean_test_accuracy"] is not None:
         print(f"mean test accuracy {result['mean_test_accuracy']:.2f} +- {result['std_test_accuracy']:.2f}")
     for other, t in result["transfer"].items():

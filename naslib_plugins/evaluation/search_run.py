@@ -174,9 +174,19 @@ def run_search(
                      "trace": outcome.trace})
             _drop(partial)
             run = next(r for r in write(log.records)["runs"] if r["seed"] == seed)
-            acc = "n/a" if run["test_accuracy"] is None else f"{run['test_accuracy']:.2f}"
-            info(f"seed {seed}: {run['arch_str']} test accuracy {acc}")
+            info(f"seed {seed}: {run['arch_str']}  {found_metric(run)}")
         return write(log.records)
+
+
+def found_metric(run: dict, of: int | None = None) -> str:
+    """A found architecture's test accuracy, or its validation accuracy where the table holds no
+    other (NB101, NB301, TNB), with its rank in the table when `of` (the table's size) is given."""
+    metric = "val_accuracy" if run["test_accuracy"] is None and run.get("val_accuracy") is not None \
+        else "test_accuracy"
+    acc = "n/a" if run[metric] is None else f"{run[metric]:.2f}"
+    rank = f" (rank {run[metric + '_rank']} of {of})" if of is not None and run.get(metric + "_rank") is not None \
+        else ""
+    return f"{metric.replace('_', ' ')} {acc}{rank}"
 
 
 def _drop(journal: Path) -> None:
