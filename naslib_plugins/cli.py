@@ -337,8 +337,8 @@ def cmd_search(args: argparse.Namespace) -> int:
                         lambda seed: _batches(argparse.Namespace(**vars(args), seed=seed), dataset),
                         Path(args.out), benchmark, resume=not args.restart,
                         command=_command(), device=resolve_device(args.device), pool=args.within_table)
+    of = next(iter(result["rank"].values()), {}).get("of")  # the table's size, whichever metric it holds
     for run in result["runs"]:
-        of = next(iter(result["rank"].values()), {}).get("of")
         print(f"seed {run['seed']}: {run['arch_str']}  {found_metric(run, of)}  {run['search_seconds']:.1f} s")
     if result["mean_test_accuracy"] is not None:
         print(f"mean test accuracy {result['mean_test_accuracy']:.2f} +- {result['std_test_accuracy']:.2f}")

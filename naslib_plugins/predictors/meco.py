@@ -57,7 +57,7 @@ Numerics: the correlation and its eigenvalues are computed in float64 with a sym
 authors drop NaN or infinite terms; with the non-finite entries zeroed there are none. A map with
 no more positions than channels (every deep layer: 512 channels at 8 x 8) has a correlation of
 rank below its size, whose lambda_min is 0: that term is 0 without a solve (the solver's answer
-was rounding residue, ~1e-15); with one solve per tensor (below) `meco` runs 2x (NB101) to 70x
+was rounding residue, ~1e-15); with one solve per tensor (below) `meco` runs 2x (NB101) to 74x
 (TNB jigsaw) faster (perf/bench_meco.py).
 
 `meco_opt`: the 8 rows are drawn with torch's generator (the authors: python's unseeded
