@@ -137,6 +137,16 @@ def _probe(shape, seed=0):
     return (torch.bernoulli(torch.full(shape, 0.5), generator=torch.Generator().manual_seed(seed)) - 0.5) * 2
 
 
+def test_rademacher_is_the_official_bernoulli_probe_bit_for_bit():
+    fast, official = torch.Generator().manual_seed(7), torch.Generator().manual_seed(7)
+    for shape in [(64, 16, 8, 8), (3, 5, 7, 1), (1,)]:
+        probe = az.rademacher(shape, fast)
+        assert probe.dtype == torch.float32 and set(probe.unique().tolist()) <= {-1.0, 1.0}
+        assert torch.equal(probe, (torch.bernoulli(torch.full(shape, 0.5), generator=official) - 0.5) * 2)
+    # the generator is left where bernoulli leaves it: the next draws (weights, input, probes) agree
+    assert torch.equal(torch.rand(4, generator=fast), torch.rand(4, generator=official))
+
+
 def test_trainability_of_a_1x1_conv_is_sigma_of_its_matrix_times_the_probe_covariance():
     a = torch.randn(5, 3, generator=torch.Generator().manual_seed(1))  # out 5 x in 3
     f_in = torch.randn(4, 3, 6, 6).requires_grad_(True)

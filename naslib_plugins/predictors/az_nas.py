@@ -177,6 +177,16 @@ def pair_trainability(f_in: torch.Tensor, f_out: torch.Tensor, probe: torch.Tens
     return -sigma - 1.0 / (sigma + _SIGMA_EPS) + 2.0
 
 
+def rademacher(shape: torch.Size, generator: torch.Generator | None = None) -> torch.Tensor:
+    """+-1 with probability 1/2 each, on the CPU: the official `(bernoulli(0.5) - 0.5) * 2`, bit for
+    bit and leaving the generator in the same state (tests/test_rankers.py checks both), 4-5x faster.
+    CPU torch draws bernoulli(p) of a float tensor as uniform < p, the uniform being one 32-bit word's
+    low 24 bits times 2**-24, one word per element; `random_(0, 2**24)` reads those same bits, in
+    the same order, without bernoulli's per-element probability tensor."""
+    draws = torch.empty(shape).random_(0, 1 << 24, generator=generator)
+    return draws.lt_(1 << 23).mul_(2).sub_(1)
+
+
 class AZScores(dict):
     """expressivity, progressivity, trainability (floats; -inf where NaN), and `entropies`."""
 
@@ -222,7 +232,7 @@ def az_scores(model: nn.Module, input_shape: tuple[int, ...], batch_size: int = 
     terms = []
     for k in reversed(range(1, len(modules))):
         f_out = outputs[k]
-        probe = ((torch.bernoulli(torch.full(f_out.shape, 0.5), generator=generator) - 0.5) * 2).to(device)
+        probe = rademacher(f_out.shape, generator).to(device)
         terms.append(pair_trainability(leaves[k - 1], f_out, probe))
     with np.errstate(invalid="ignore"):
         trainability = float(np.mean(terms)) if terms else math.nan
