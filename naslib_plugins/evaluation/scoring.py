@@ -57,8 +57,7 @@ def score_architecture(
     model = space.build_model(arch, dataset, size)
     # channels-last pays on the CPU (oneDNN); on CUDA it is not used: with cuDNN's channels-last
     # kernels an NB201 network's squared loss-gradient norm came out 1.32 against 2.24 on the CPU
-    # and in NCHW (torch 2.11, H200; results/perf/cuda_layout_check.json), and torch.func's vmap
-    # (ntk_lambda_min) refuses the layout
+    # and in NCHW (torch 2.11, H200; results/perf/cuda_layout_check.json)
     model = model.to(device=device, memory_format=torch.channels_last if device.type == "cpu"
                      else torch.contiguous_format)
     batches = on_device(batches, device)

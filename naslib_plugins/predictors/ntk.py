@@ -50,6 +50,38 @@ def parameter_chunks(params: dict[str, torch.Tensor], rows: int) -> list[list[st
     return chunks
 
 
+def kernel_route(model: nn.Module) -> str:
+    """The faster route to the kernel on the CPU (NTKLambdaMin.kernel): by row for a network
+    with convolutions, vmapped otherwise."""
+    return "by_row" if any(isinstance(m, nn.Conv2d) for m in model.modules()) else "vmapped"
+
+
+def _jacobians_by_row(out: torch.Tensor, params: dict[str, torch.Tensor]) -> Iterator[torch.Tensor]:
+    """J's columns of each parameter that reaches the output, (rows, its size), from one backward
+    per row of `out` (none where no parameter reaches it, e.g. an NB201 cell of `none` edges)."""
+    rows = out.numel()
+    if not out.requires_grad:
+        return
+    for names in parameter_chunks(params, rows):
+        chunk = [params[name] for name in names]
+        grads = [torch.autograd.grad(out[i], chunk, retain_graph=True, allow_unused=True) for i in range(rows)]
+        for k in range(len(chunk)):
+            if grads[0][k] is not None:  # None: a parameter that does not reach the output, zero columns
+                yield torch.stack([g[k].reshape(-1) for g in grads])
+
+
+def _jacobians_vmapped(model: nn.Module, x: torch.Tensor, rows_of, params: dict[str, torch.Tensor],
+                       rows: int) -> Iterator[torch.Tensor]:
+    """Every parameter's columns from torch.func's jacrev, one chunk of parameters at a time."""
+    fixed = {name: p.detach() for name, p in params.items()}
+    for names in parameter_chunks(fixed, rows):
+        def outputs(chunk: dict[str, torch.Tensor]) -> torch.Tensor:
+            return rows_of(functional_call(model, {**fixed, **chunk}, (x,)))
+
+        for jac in jacrev(outputs)({name: fixed[name] for name in names}).values():
+            yield jac.reshape(rows, -1)
+
+
 @PREDICTORS.register("ntk_lambda_min")
 class NTKLambdaMin(Predictor):
     """lambda_min of K = J J^T, J the Jacobian of the network's outputs on the first `samples`
@@ -81,21 +113,29 @@ class NTKLambdaMin(Predictor):
             return out.reshape(out.shape[0], -1).sum(dim=1)
         return out.reshape(-1)
 
-    def kernel(self, model: nn.Module, x: torch.Tensor) -> torch.Tensor:
-        """The empirical NTK on inputs x (float64), for the reduction."""
+    def kernel(self, model: nn.Module, x: torch.Tensor, route: str | None = None) -> torch.Tensor:
+        """The empirical NTK on inputs x (float64), for the reduction, accumulated over parameter
+        chunks. `route` (None: by the network) takes each chunk's Jacobian "by_row", one backward
+        per output row after one forward, or "vmapped", torch.func's jacrev (a batched backward).
+        On the CPU a convolution network's vmapped backward costs several plain ones per row, so
+        the rows win there (1.5-3.1x on the cell spaces); an MLP's backward is so small that the
+        engine's per-call overhead dominates, and the vmapped route is twice as fast
+        (perf/bench_ntk.py). Both give the same kernel up to float32 rounding."""
+        route = route or kernel_route(model)
+        if route not in ("by_row", "vmapped"):
+            raise ValueError(f"unknown NTK route {route!r}")
         model.train()
-        params = {name: p.detach() for name, p in model.named_parameters() if p.requires_grad}
+        params = {name: p for name, p in model.named_parameters() if p.requires_grad}
         with batch_statistics_only(model):
-            with torch.no_grad():
-                rows = self._rows(model(x)).numel()
+            with torch.enable_grad() if route == "by_row" else torch.no_grad():
+                out = self._rows(model(x))
+            rows = out.numel()
             kernel = torch.zeros(rows, rows, dtype=torch.float64, device=x.device)
-            for names in parameter_chunks(params, rows):
-                def outputs(chunk: dict[str, torch.Tensor]) -> torch.Tensor:
-                    return self._rows(functional_call(model, {**params, **chunk}, (x,)))
-
-                for jac in jacrev(outputs)({name: params[name] for name in names}).values():
-                    jac = jac.reshape(rows, -1).double()
-                    kernel += jac @ jac.T
+            blocks = (_jacobians_by_row(out, params) if route == "by_row"
+                      else _jacobians_vmapped(model, x, self._rows, params, rows))
+            for jac in blocks:
+                jac = jac.double()
+                kernel += jac @ jac.T
         return kernel
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
