@@ -163,6 +163,22 @@ def test_route_is_by_row_for_convolution_networks_and_both_routes_agree():
         NTKLambdaMin().kernel(model, x, route="loop")
 
 
+def test_refused_where_the_head_pins_lambda_min():
+    """On an NB301 network in train mode the batch-summed outputs move only with the head's bias, so
+    the all-ones direction's Rayleigh quotient is n K, and lambda_min sits there: scoring refuses."""
+    nb301 = get_space("nasbench301")
+    x = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian").batch(0)[0]
+    for seed in range(3):
+        torch.manual_seed(seed)
+        model = nb301.build_model(nb301.sample(np.random.default_rng(seed)), "cifar10", {"C": 4, "layers": 3})
+        kernel = NTKLambdaMin(samples=8).kernel(model, x)
+        ones = torch.ones(8, dtype=torch.float64)
+        assert float(ones @ kernel @ ones) / 8 == pytest.approx(8 * 10, rel=1e-8)
+        assert float(torch.linalg.eigvalsh(kernel)[0]) == pytest.approx(8 * 10, rel=1e-8)
+        with pytest.raises(ValueError, match="pinned at samples x classes"):
+            NTKLambdaMin(samples=8).score(model, Fixed(x), None)
+
+
 def test_non_finite_kernel_scores_nan():
     model = tiny_mlp()
     with torch.no_grad():

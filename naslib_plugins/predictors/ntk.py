@@ -95,7 +95,9 @@ class NTKLambdaMin(Predictor):
     scalar-output networks and TE-NAS builds its NTK from the gradient of the summed logits, so
     this follows both. "full": every output unit is a row of J, an (n*c) x (n*c) kernel whose
     lambda_min also sees how the class outputs' tangent features differ (c times more work).
-    Outputs of any shape count as c = their size per sample. A non-finite kernel scores NaN."""
+    Outputs of any shape count as c = their size per sample. A non-finite kernel scores NaN.
+    Refused on networks whose batch-summed outputs are fixed in train mode (`fixed_output_sum`:
+    NB301, TNB's pooled heads), where lambda_min is pinned by the head (see `score`)."""
 
     def __init__(self, samples: int = 16, reduction: str = "sum"):
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
@@ -139,6 +141,15 @@ class NTKLambdaMin(Predictor):
         return kernel
 
     def score(self, model: nn.Module, batches: BatchSource, loss_fn: LossFn) -> float:
+        if getattr(model, "fixed_output_sum", False):
+            # The network's outputs summed over the batch depend on no weight but its head's biases
+            # (and batch norm shifts that reach the output through identities): along the all-ones
+            # direction J^T 1 is the bias gradient, n per class, so lambda_min <= n K with reduction
+            # sum (n per class with full); on NB301 cells it is n K to 1e-10 on every cell tried
+            # (tests/test_ntk.py). A bound set by the head ranks no architecture.
+            raise ValueError(f"in train mode the summed outputs of {type(model).__name__} depend on no weight but "
+                             "its head's biases (every path to its pooled linear head ends in a batch norm), so the "
+                             "NTK's lambda_min is pinned at samples x classes: no ranking signal")
         x, _ = batches.batch(0)
         kernel = self.kernel(model, x[: self.samples])
         if not torch.isfinite(kernel).all():
