@@ -7,14 +7,13 @@ whether the three scores agree bit for bit (they must: the draws are the same nu
 """
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 from unittest import mock
 
 import numpy as np
 import torch
-from _timing import timed
+from _timing import per_space_args, timed
 
 from naslib_plugins.predictors import az_nas
 from naslib_plugins.predictors.base import private_copy
@@ -39,12 +38,7 @@ def same(a: tuple, b: tuple) -> bool:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n-archs", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    args = per_space_args(__doc__)
     print(f"{args.n_archs} random networks per space, seed {args.seed}, {args.threads} thread(s), "
           f"batch {az_nas.DEFAULT_BATCH_SIZE} of Gaussian inputs")
     print(f"{'space/task':34s} {'bernoulli s':>11s} {'az s':>8s} {'faster':>7s} {'identical':>9s}")

@@ -7,12 +7,11 @@ network, the ratio, and the largest difference between the two scores relative t
 """
 from __future__ import annotations
 
-import argparse
 import statistics
 
 import numpy as np
 import torch
-from _timing import timed
+from _timing import per_space_args, timed
 
 from naslib_plugins.data.inputs import as_batches
 from naslib_plugins.predictors.base import hooked
@@ -50,12 +49,7 @@ def plain(model: torch.nn.Module, x: torch.Tensor) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n-archs", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    args = per_space_args(__doc__)
     print(f"{args.n_archs} random networks per space, seed {args.seed}, {args.threads} thread(s)")
     print(f"{'space/task':36s} {'plain s':>8s} {'meco s':>8s} {'faster':>7s} {'max rel diff':>12s}")
     for space_name, task, batch in CASES:

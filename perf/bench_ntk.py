@@ -8,12 +8,11 @@ lambda_min (float32 backward kernels round apart).
 """
 from __future__ import annotations
 
-import argparse
 import statistics
 
 import numpy as np
 import torch
-from _timing import timed
+from _timing import per_space_args, timed
 
 from naslib_plugins.data.sources import make_batches
 from naslib_plugins.predictors.ntk import NTKLambdaMin, kernel_route
@@ -26,12 +25,7 @@ CASES = (("nasbench201", "cifar10", {}), ("nasbench101", "cifar10", {}), ("nasbe
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n-archs", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    args = per_space_args(__doc__)
     predictor = NTKLambdaMin()
     print(f"{args.n_archs} random networks per space, seed {args.seed}, {args.threads} thread(s), "
           f"{predictor.samples} samples, reduction {predictor.reduction}, networks in channels-last as scored")
