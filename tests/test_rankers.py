@@ -4,6 +4,7 @@ proxy against a value computed another way on a tiny network, the -inf and degen
 set-level rank rules on hand-made columns, seeding, and one NB201 score of each."""
 import copy
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -565,3 +566,23 @@ def test_az_entropy_profile_flags_rank_limited_features_and_respects_the_rank_bo
     assert 0 < float(last[3]) <= math.log(3) + 1e-6
     shares = [float(r[5]) for r in cells[:-1]]
     assert sum(shares) == pytest.approx(1.0)
+
+
+def test_greedy_recipe_path_and_parsimony(script, monkeypatch):
+    """scripts/greedy_recipe.py on hand-made scores: truth = u + v; meco's column is u, nwot's v,
+    synflow's noise. The path starts at meco (the best alone), adds nwot (their log ranks' sum
+    follows u + v), and synflow last; the recipe is the shortest prefix within the tolerance of
+    the path's best."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "scripts"))
+    recipe = script("greedy_recipe")
+    monkeypatch.setattr(recipe, "CANDIDATES", ["synflow", "meco", "nwot"])
+    rng = np.random.default_rng(0)
+    u, v, noise = rng.random(300), 0.6 * rng.random(300), rng.random(300)
+    keys = [str(i) for i in range(300)]
+    scores = {k: {"meco": float(u[i]), "synflow": float(noise[i]), "nwot": float(v[i])} for i, k in enumerate(keys)}
+    trace = recipe.select(scores, keys, list(u + v))
+    assert [name for name, _ in trace] == ["meco", "nwot", "synflow"]
+    assert trace[1][1] > trace[0][1] and trace[2][1] < trace[1][1] - 0.005
+    assert recipe.shortest_near_best(trace, 0.005) == ["meco", "nwot"]
+    assert recipe.shortest_near_best([("x", 0.70), ("y", 0.80), ("z", 0.803)], 0.005) == ["x", "y"]
+    assert recipe.shortest_near_best([("x", 0.70), ("y", 0.80), ("z", 0.81)], 0.005) == ["x", "y", "z"]
