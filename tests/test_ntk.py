@@ -175,7 +175,7 @@ def test_refused_where_the_head_pins_lambda_min():
         ones = torch.ones(8, dtype=torch.float64)
         assert float(ones @ kernel @ ones) / 8 == pytest.approx(8 * 10, rel=1e-8)
         assert float(torch.linalg.eigvalsh(kernel)[0]) == pytest.approx(8 * 10, rel=1e-8)
-        with pytest.raises(ValueError, match="pinned at samples x classes"):
+        with pytest.raises(ValueError, match="pins the NTK.s lambda_min near samples x classes"):
             NTKLambdaMin(samples=8).score(model, Fixed(x), None)
 
 
