@@ -163,20 +163,27 @@ def test_route_is_by_row_for_convolution_networks_and_both_routes_agree():
         NTKLambdaMin().kernel(model, x, route="loop")
 
 
-def test_refused_where_the_head_pins_lambda_min():
+def test_a_note_where_the_head_pins_lambda_min():
     """On an NB301 network in train mode the batch-summed outputs move only with the head's bias, so
-    the all-ones direction's Rayleigh quotient is n K, and lambda_min sits there: scoring refuses."""
+    the all-ones direction's Rayleigh quotient is n K and lambda_min sits there: the score is kept
+    and a note says the head sets it. An NB201 network (no fixed sum) gets no note."""
     nb301 = get_space("nasbench301")
     x = ImageBatches("cifar10", batch_size=8, seed=0, data="gaussian").batch(0)[0]
     for seed in range(3):
         torch.manual_seed(seed)
         model = nb301.build_model(nb301.sample(np.random.default_rng(seed)), "cifar10", {"C": 4, "layers": 3})
         kernel = NTKLambdaMin(samples=8).kernel(model, x)
-        ones = torch.ones(8, dtype=torch.float64)
-        assert float(ones @ kernel @ ones) / 8 == pytest.approx(8 * 10, rel=1e-8)
-        assert float(torch.linalg.eigvalsh(kernel)[0]) == pytest.approx(8 * 10, rel=1e-8)
-        with pytest.raises(ValueError, match="pins the NTK.s lambda_min near samples x classes"):
-            NTKLambdaMin(samples=8).score(model, Fixed(x), None)
+        assert ntk.batch_sum_bound(kernel, 8) == pytest.approx(8 * 10, rel=1e-8)
+        predictor = NTKLambdaMin(samples=8)
+        assert predictor.score(model, Fixed(x), None) == pytest.approx(8 * 10, rel=1e-8)
+        assert "head, not the cells, sets it" in predictor.note
+        full = NTKLambdaMin(samples=8, reduction="full").kernel(model, x)
+        assert ntk.batch_sum_bound(full, 8) == pytest.approx(8, rel=1e-8)  # n per class
+    nb201 = get_space("nasbench201")
+    torch.manual_seed(0)
+    model = nb201.build_model((2, 3, 1, 4, 2, 3), "cifar10", {"C": 4, "N": 1})
+    predictor = NTKLambdaMin(samples=8)
+    assert math.isfinite(predictor.score(model, Fixed(x), None)) and predictor.note is None
 
 
 def test_non_finite_kernel_scores_nan():
