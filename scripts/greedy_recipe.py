@@ -22,11 +22,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from ranker_mixes import read_run
+from ranker_mixes import emit, read_run
 
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.correlation import correlations, with_ci
-from naslib_plugins.fileio import atomic_write
 from naslib_plugins.predictors import get_predictor
 from naslib_plugins.reporting.published import load_anchors
 
@@ -144,12 +143,7 @@ def main() -> int:
     except (OSError, KeyError, ValueError, UserError) as e:
         print(f"greedy_recipe: {e}", file=sys.stderr)
         return 2
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        with atomic_write(args.out) as f:
-            f.write(text)
-    else:
-        print(text, end="")
+    emit(lines, args.out)
     return 0
 
 

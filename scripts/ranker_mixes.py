@@ -86,13 +86,18 @@ def main() -> int:
     except (OSError, KeyError, ValueError, UserError) as e:
         print(f"ranker_mixes: {e}", file=sys.stderr)
         return 2
+    emit(lines, args.out)
+    return 0
+
+
+def emit(lines: list[str], out: Path | None) -> None:
+    """The table's lines to `out`, replaced atomically, or to stdout."""
     text = "\n".join(lines) + "\n"
-    if args.out:
-        with atomic_write(args.out) as f:
+    if out:
+        with atomic_write(out) as f:
             f.write(text)
     else:
         print(text, end="")
-    return 0
 
 
 if __name__ == "__main__":
