@@ -163,6 +163,19 @@ def test_route_is_by_row_for_convolution_networks_and_both_routes_agree():
         NTKLambdaMin().kernel(model, x, route="loop")
 
 
+def test_batch_sum_bound_reads_each_units_rows():
+    """Rows run sample-major (sample 0's units, then sample 1's): unit k's batch-sum direction
+    is rows k, k + units, ...; hand-made so each unit's quotient differs."""
+    samples, units = 3, 2
+    j = torch.zeros(samples * units, 4, dtype=torch.float64)
+    j[0::units, 0] = 1.0  # unit 0: every sample's row moves with parameter 0, u^T K u = 9
+    j[1::units, 1] = torch.tensor([1.0, -1.0, 0.5], dtype=torch.float64)  # unit 1: (1 - 1 + .5)^2
+    kernel = j @ j.T
+    assert ntk.batch_sum_bound(kernel, samples) == pytest.approx(0.25 / samples)
+    j[1::units, 1] = 3.0
+    assert ntk.batch_sum_bound(j @ j.T, samples) == pytest.approx(9 / samples)
+
+
 def test_a_note_where_the_head_pins_lambda_min():
     """On an NB301 network in train mode the batch-summed outputs move only with the head's bias, so
     the all-ones direction's Rayleigh quotient is n K and lambda_min sits there: the score is kept
