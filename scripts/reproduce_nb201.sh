@@ -40,4 +40,10 @@ naslib-plugins naslib-agreement --space nasbench201 --dataset cifar10 --predicto
 naslib-plugins correlate --space nasbench201 --dataset cifar10 --predictors "$measures,zen,zico,nwot" --n-archs 1000 \
   --seed 0 --workers 2 --benchmark "$NASLIB_PLUGINS_DATA/nasbench201/nb201_all_15625.csv" \
   --out "$out/correlate_suite_zero_cifar10"
+# EigenNAS's ranker (the NTK's smallest eigenvalue, Zhu et al. 2022) beside the others on the same
+# 1000 cells, the others' scores reused from correlate_cifar10: why its evolution lands where it does
+naslib-plugins correlate --space nasbench201 --dataset cifar10 \
+  --predictors nasi,zico,snip,grasp,synflow,params,flops,ntk_lambda_min --n-archs 1000 --seed 0 --workers 2 \
+  --hvp exact --benchmark "$NASLIB_PLUGINS_DATA/nasbench201/nb201_all_15625.csv" \
+  --scores-from "$out/correlate_cifar10" --out "$out/ntk_cifar10"
 naslib-plugins tables results/tables.yaml
