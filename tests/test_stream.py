@@ -128,19 +128,18 @@ def test_correlate_reads_a_score_log(tmp_path, capsys):
         assert float(row["synflow"]) == scores[row["hash"]]["synflow"]
 
 
-def test_ray_backend_gives_the_same_scores(tmp_path, reference):
-    pytest.importorskip("ray", reason="Ray not installed (the optional extra: pip install '.[ray]')")
-    out = tmp_path / "ray.jsonl"
-    assert main([*ARGS, "--n-archs", "12", "--out", str(out), "--workers", "2", "--backend", "ray"]) == 0
-    assert _log(out)[1] == _first(12, reference)
-
-
-def test_ray_workers_get_the_batches_by_value_not_the_image_file(tmp_path, cifar_npz):
-    """Scores through Ray equal local ones although the image file is gone before any task runs:
-    the drawn batches travel through the object store."""
+def test_ray_backend_gives_the_same_scores_with_the_batches_sent_by_value(tmp_path, reference, cifar_npz):
+    """Through the CLI, and with the image file gone before any task runs: the drawn batches travel
+    through the object store. One local Ray instance for both (each start costs tens of seconds)."""
     pytest.importorskip("ray", reason="Ray not installed (the optional extra: pip install '.[ray]')")
     from naslib_plugins.data.sources import make_batches
-    from naslib_plugins.evaluation.scoring import ScoringJob, distinct_sample, make_predictors, score_stream
+    from naslib_plugins.evaluation.scoring import (
+        ScoringJob,
+        distinct_sample,
+        make_predictors,
+        ray_session,
+        score_stream,
+    )
 
     images = tmp_path / "images.npz"
     shutil.copy(cifar_npz, images)
@@ -150,8 +149,16 @@ def test_ray_workers_get_the_batches_by_value_not_the_image_file(tmp_path, cifar
     archs = distinct_sample(space, 4, 0)
     local = {r["hash"]: r["scores"] for r in score_stream(job, archs)}  # draws batches 0 and 1 here
     images.unlink()
-    remote = {r["hash"]: r["scores"] for r in score_stream(job, archs, workers=2, backend="ray", chunk_size=2)}
+    with ray_session("ray", None, 2):
+        import ray
+
+        out = tmp_path / "ray.jsonl"
+        assert main([*ARGS, "--n-archs", "12", "--out", str(out), "--workers", "2", "--backend", "ray"]) == 0
+        assert ray.is_initialized()  # the CLI joined the open session and left it open
+        assert _log(out)[1] == _first(12, reference)
+        remote = {r["hash"]: r["scores"] for r in score_stream(job, archs, workers=2, backend="ray", chunk_size=2)}
     assert remote == local
+    assert not ray.is_initialized()
 
 
 def test_ray_joins_the_cluster_named_by_ray_address(tmp_path, reference, monkeypatch):
