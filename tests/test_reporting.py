@@ -125,11 +125,13 @@ def _val_search_run(folder: Path, space: str, dataset: str, config: dict, found:
         "notes": [], "command": "naslib-plugins search ..."}))
 
 
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def tree_template(tmp_path_factory) -> Path:
+    """Made once (the bootstrap intervals take most of a second a run); each test gets a copy."""
+    root = tmp_path_factory.mktemp("tree")
     rng = np.random.default_rng(0)
     truth = list(rng.uniform(10, 94, size=30))
-    results = tmp_path / "results"
+    results = root / "results"
     _correlation_run(results / "nb201" / "c10", "nasbench201", "cifar10",
                      {"zico": [t + rng.normal(0, 5) for t in truth], "nasi": list(10 ** rng.uniform(-2, 5, 30))},
                      truth, failed={"nasi": 3})
@@ -137,8 +139,14 @@ def tree(tmp_path: Path) -> Path:
     _search_run(results / "search" / "nasi_T100", 100, [93.0, 94.0], transfer={
         "cifar100": {"mean_test_accuracy": 70.0, "std_test_accuracy": 0.5, "n_seeds": 2}})
     _search_run(results / "search" / "nasi_random", 100, [90.0], labels="random")
-    (tmp_path / "anchors.md").write_text(ANCHORS)
-    return results
+    (root / "anchors.md").write_text(ANCHORS)
+    return root
+
+
+@pytest.fixture
+def tree(tree_template: Path, tmp_path: Path) -> Path:
+    shutil.copytree(tree_template, tmp_path, dirs_exist_ok=True)
+    return tmp_path / "results"
 
 
 def _md_rows(text: str) -> list[list[str]]:
@@ -488,20 +496,29 @@ README = ("# Top\n\n<!-- summary:start -->\nold\n<!-- summary:end -->\n\ntext\n"
           "<!-- spaces:start -->\n<!-- spaces:end -->\n")
 
 
-@pytest.fixture
-def tables_tree(tree: Path, monkeypatch) -> Path:
-    """`tree` plus two NB101 runs with params, a README with blocks and a manifest; returns the manifest.
-    No NASLib zc files: their columns stay empty and say why (one warning)."""
-    monkeypatch.delenv("NASLIB_PLUGINS_DATA", raising=False)
+@pytest.fixture(scope="module")
+def tables_template(tree_template: Path, tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("tables")
+    shutil.copytree(tree_template, root, dirs_exist_ok=True)
+    results = root / "results"
     rng = np.random.default_rng(2)
     truth = list(rng.uniform(80, 94, size=25))
     params = list(rng.uniform(0.1, 2, size=25))
     for task, noise in (("cifar10", 0.2), ("other", 2.0)):
-        _correlation_run(tree / "spaces" / f"correlate_{task}", "nasbench101", task,
+        _correlation_run(results / "spaces" / f"correlate_{task}", "nasbench101", task,
                          {"nwot": [p + rng.normal(0, noise) for p in params], "params": params}, truth)
-    (tree.parent / "README.md").write_text(README)
-    (tree / "tables.yaml").write_text(yaml.safe_dump(MANIFEST, sort_keys=False))
-    return tree / "tables.yaml"
+    (root / "README.md").write_text(README)
+    (results / "tables.yaml").write_text(yaml.safe_dump(MANIFEST, sort_keys=False))
+    return root
+
+
+@pytest.fixture
+def tables_tree(tables_template: Path, tmp_path: Path, monkeypatch) -> Path:
+    """`tree` plus two NB101 runs with params, a README with blocks and a manifest; returns the manifest.
+    No NASLib zc files: their columns stay empty and say why (one warning)."""
+    monkeypatch.delenv("NASLIB_PLUGINS_DATA", raising=False)
+    shutil.copytree(tables_template, tmp_path, dirs_exist_ok=True)
+    return tmp_path / "results" / "tables.yaml"
 
 
 def _scores(folder: Path, name: str) -> list[float]:
