@@ -385,7 +385,7 @@ def cmd_naslib_run(args: argparse.Namespace) -> int:
 
     with warnings.catch_warnings():
         warnings.showwarning = show
-        result = run_config(args.config_file, args.benchmark)
+        result = run_config(args.config_file, args.benchmark, args.opts, command=_command())
     # a table of validation metrics only (NB101/NB301 zc files, TNB) answers with those
     metric = next((m for m in ACCURACY_METRICS if result.get(m) is not None), None)
     found = "accuracy n/a" if metric is None else f"{metric.replace('_', ' ')} {result[metric]:.2f}"
@@ -931,6 +931,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", "--config-file", dest="config_file", required=True, metavar="FILE",
                    help="configs/naslib/*.yaml: search_space, dataset, optimizer, seed, out_dir, search: {...}")
     p.add_argument("--benchmark", help="ground truth for the found architecture when NASLib has no benchmark data")
+    p.add_argument("opts", nargs=argparse.REMAINDER, metavar="KEY VALUE",
+                   help="config entries to override, as NASLib's runners take them: e.g. seed 1 dataset jigsaw "
+                        "out_dir results/x search.steps 400")
     p.set_defaults(func=cmd_naslib_run)
 
     p = sub.add_parser("verify", help="score a sample of committed runs again and report every mismatch")

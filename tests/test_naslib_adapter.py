@@ -355,20 +355,48 @@ def _quick_nasi_config(tmp_path, space: str, dataset: str, seed: int, **supernet
 
 
 @needs_naslib
-def test_naslib_run_command(tmp_path, require, shared_data, capsys):
+def test_naslib_run_command(tmp_path, require, shared_data, capsys, monkeypatch):
     from naslib_plugins.cli import main
 
     truth = require(shared_data / get_space("nasbench201").benchmark_file)
     # a misspelt option is said to be ignored, on one line, not silently left at its default
     config = _quick_nasi_config(tmp_path, "nasbench201", "cifar10", 1, channels=4, cells=1, stepz=3)
-    assert main(["naslib-run", "--config-file", str(config), "--benchmark", str(truth)]) == 0
+    argv = ["naslib-run", "--config-file", str(config), "--benchmark", str(truth)]
+    monkeypatch.setattr(sys, "argv", ["naslib-plugins", *argv])  # what the run records as its command
+    assert main(argv) == 0
     assert "naslib-plugins: warning: nasi reads no search key stepz (ignored)" in capsys.readouterr().err
     result = json.loads((tmp_path / "run/nasbench201/cifar10/nasi/1/naslib_run.json").read_text())
     assert result["accuracy_source"] == truth.name and 0 < result["test_accuracy"] < 100
     assert "search keys ignored (no nasi option): stepz" in result["notes"] and result["options"]["steps"] == 1
     assert get_space("nasbench201").to_string(result["arch"]) == result["arch_str"]
+    # the data file as "$NASLIB_PLUGINS_DATA"/..., no path of this machine
+    assert result["command"] == (f'naslib-plugins naslib-run --config-file {config} --benchmark "$NASLIB_PLUGINS_DATA"/'
+                                 f'{truth.relative_to(shared_data)}')
+    assert 0 < result["cpu_seconds"] and 0 < result["search_seconds"] and result["environment"]["device"] == "cpu"
     config.write_text("search_space: nasbench201\ndataset: cifar10\noptimizer: nasi\nseed: 0\nout_dir: x\n")
     assert main(["naslib-run", "--config-file", str(config)]) == 2
+
+
+@needs_naslib
+def test_naslib_run_takes_overrides_as_naslibs_runners_do(tmp_path, require, shared_data, capsys):
+    """KEY VALUE pairs after the options, merged into the config with its types kept: the seed,
+    the output folder and a search key here; an unknown key, a value of the wrong type or an odd
+    count is one line and exit code 2, before any search."""
+    from naslib_plugins.cli import main
+
+    truth = require(shared_data / get_space("nasbench201").benchmark_file)
+    config = _quick_nasi_config(tmp_path, "nasbench201", "cifar10", 1, channels=4, cells=1)
+    other = tmp_path / "other"
+    assert main(["naslib-run", "--config-file", str(config), "--benchmark", str(truth),
+                 "seed", "2", "out_dir", str(other), "search.steps", "2"]) == 0
+    result = json.loads((other / "nasbench201/cifar10/nasi/2/naslib_run.json").read_text())
+    assert result["seed"] == 2 and result["options"]["steps"] == 2 and len(result["trace"]["score"]) == 2
+    capsys.readouterr()
+    for opts, message in ((["seed", "two"], "seed"), (["seeds", "2"], "seeds"), (["seed"], "KEY VALUE pairs")):
+        assert main(["naslib-run", "--config-file", str(config), *opts]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("naslib-plugins: error: config overrides") and message in err[0]
+    assert not (other / "nasbench201/cifar10/nasi/0").exists()
 
 
 @needs_naslib

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from fvcore.common.config import CfgNode
@@ -13,6 +15,7 @@ from naslib.search_spaces import get_search_space
 from naslib.utils import get_dataset_api, setup_logger
 
 from naslib_plugins.config import read_yaml
+from naslib_plugins.device import environment
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.ground_truth import default_benchmark
 from naslib_plugins.evaluation.search_run import ACCURACY_METRICS, load_accuracies
@@ -24,9 +27,10 @@ from naslib_plugins.spaces import get_space
 REQUIRED = {"search_space": str, "dataset": str, "optimizer": str, "seed": int, "out_dir": str, "search": dict}
 
 
-def load_config(path: str | Path) -> CfgNode:
-    """The config, checked, with `search.seed`, `save` and `data` set and the output folders made
-    as NASLib's `get_config_from_args` does."""
+def load_config(path: str | Path, opts: Sequence[str] = ()) -> CfgNode:
+    """The config, checked, with `opts` (KEY VALUE pairs, e.g. `seed 1 search.steps 400`, as
+    NASLib's runners take them after --config-file) merged in, `search.seed`, `save` and `data` set
+    and the output folders made as NASLib's `get_config_from_args` does."""
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise UserError(f"config file {path}: expected NASLib's layout, a mapping with {', '.join(REQUIRED)}")
@@ -36,6 +40,15 @@ def load_config(path: str | Path) -> CfgNode:
         if not isinstance(data[key], kind) or isinstance(data[key], bool):
             raise UserError(f"config file {path}: {key!r} must be a {kind.__name__}, got {data[key]!r}")
     config = CfgNode(data, new_allowed=True)
+    if len(opts) % 2:
+        raise UserError(f"config overrides {' '.join(opts)}: want KEY VALUE pairs")
+    try:
+        config.merge_from_list(list(opts))
+    except (AssertionError, KeyError, ValueError) as e:  # fvcore's unknown key and type mismatch
+        raise UserError(f"config overrides {' '.join(opts)}: {e}") from None
+    for key, kind in REQUIRED.items():  # an override keeps the types the file must have
+        if not isinstance(config[key], kind):
+            raise UserError(f"config overrides: {key!r} must be a {kind.__name__}, got {config[key]!r}")
     config.search.seed = config.seed
     config.search.setdefault("epochs", 1)
     config.search.setdefault("checkpoint_freq", 1)
@@ -56,11 +69,13 @@ def naslib_dataset_api(search_space: str, dataset: str) -> tuple[dict | None, st
         return None, f"NASLib's benchmark data for {search_space}/{dataset} is not installed ({why})"
 
 
-def run_config(path: str | Path, benchmark: str | Path | None = None) -> dict:
-    """Search as the config says, write `<save>/naslib_run.json` and return its content. The
-    found architecture's accuracies come from NASLib's benchmark through `Trainer.evaluate` when
-    NASLib has its data, else from our ground-truth file `benchmark` (default: the shared data's)."""
-    config = load_config(path)
+def run_config(path: str | Path, benchmark: str | Path | None = None, opts: Sequence[str] = (),
+               command: str | None = None) -> dict:
+    """Search as the config (with `opts` merged in) says, write `<save>/naslib_run.json` and
+    return its content, with the search's wall and CPU seconds and `command`. The found
+    architecture's accuracies come from NASLib's benchmark through `Trainer.evaluate` when NASLib
+    has its data, else from our ground-truth file `benchmark` (default: the shared data's)."""
+    config = load_config(path, opts)
     logger = setup_logger(config.save + "/log.log")
     logger.setLevel(logging.INFO)
     utils.set_seed(config.seed)
@@ -70,14 +85,17 @@ def run_config(path: str | Path, benchmark: str | Path | None = None) -> dict:
     optimizer = make_optimizer(config)
     optimizer.adapt_search_space(search_space, dataset_api=dataset_api)
     trainer = Trainer(optimizer, config, lightweight_output=True)
+    wall, cpu = time.perf_counter(), time.process_time()
     trainer.search(resume_from="")
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     _, arch = from_graph(optimizer.get_final_architecture())
     notes = [note] if note else []
     if optimizer.ignored:
         notes.append(f"search keys ignored (no {config.optimizer} option): {', '.join(optimizer.ignored)}")
     result = {"optimizer": config.optimizer, "options": optimizer.optimizer.recorded_options(space),
               "space": space.name, "dataset": optimizer.dataset, "seed": config.seed, "arch": arch,
-              "arch_str": space.to_string(arch), "notes": notes}
+              "arch_str": space.to_string(arch), "search_seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
+              "notes": notes, "command": command, "environment": environment(optimizer.device)}
     if dataset_api is not None:
         result["test_accuracy"] = trainer.evaluate(resume_from="", dataset_api=dataset_api)
         result["accuracy_source"] = "NASLib's benchmark, through Trainer.evaluate"
