@@ -392,7 +392,8 @@ def test_naslib_run_takes_overrides_as_naslibs_runners_do(tmp_path, require, sha
     result = json.loads((other / "nasbench201/cifar10/nasi/2/naslib_run.json").read_text())
     assert result["seed"] == 2 and result["options"]["steps"] == 2 and len(result["trace"]["score"]) == 2
     capsys.readouterr()
-    for opts, message in ((["seed", "two"], "seed"), (["seeds", "2"], "seeds"), (["seed"], "KEY VALUE pairs")):
+    for opts, message in ((["seed", "two"], "seed"), (["seeds", "2"], "seeds"), (["seed"], "KEY VALUE pairs"),
+                          (["out_dir", "None"], "'out_dir' must be a str")):
         assert main(["naslib-run", "--config-file", str(config), *opts]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("naslib-plugins: error: config overrides") and message in err[0]

@@ -46,7 +46,7 @@ def load_config(path: str | Path, opts: Sequence[str] = ()) -> CfgNode:
         config.merge_from_list(list(opts))
     except (AssertionError, KeyError, ValueError) as e:  # fvcore's unknown key and type mismatch
         raise UserError(f"config overrides {' '.join(opts)}: {e}") from None
-    for key, kind in REQUIRED.items():  # an override keeps the types the file must have
+    for key, kind in REQUIRED.items():  # fvcore checks an override's type, except None, which replaces anything
         if not isinstance(config[key], kind):
             raise UserError(f"config overrides: {key!r} must be a {kind.__name__}, got {config[key]!r}")
     config.search.seed = config.seed
