@@ -22,6 +22,7 @@ from naslib_plugins.data.batches import BatchSource, ImageBatches
 from naslib_plugins.errors import ArchitectureError, UserError
 from naslib_plugins.optimizers import OPTIMIZERS
 from naslib_plugins.predictors import get_predictor
+from naslib_plugins.reporting.runs import read_search
 from naslib_plugins.spaces import get_space
 
 try:
@@ -425,7 +426,15 @@ def test_naslib_run_beyond_nb201_finds_what_the_search_command_finds(tmp_path, r
                for a in (f"--{k.replace('_', '-')}", str(v))]
     assert main(["search", "--optimizer", "nasi", "--space", space, "--dataset", dataset, "--seed", "0", *options,
                  "--benchmark", str(truth), "--out", str(tmp_path / "direct")]) == 0
-    assert json.loads((tmp_path / "direct/search.json").read_text())["runs"][0]["arch"] == result["arch"]
+    direct = json.loads((tmp_path / "direct/search.json").read_text())
+    assert direct["runs"][0]["arch"] == result["arch"]
+    # the Trainer's run summarised as the search command's, for the leaderboard: the same cell, metric
+    # and rank in the table, its route in the config
+    trainer = read_search(tmp_path / f"run/{space}/{dataset}/nasi/0/search.json")
+    assert trainer["config"].pop("route") == "naslib-trainer" and trainer["config"] == direct["config"]
+    assert {k: trainer["runs"][0][k] for k in ("arch", "val_accuracy")} == \
+        {k: direct["runs"][0][k] for k in ("arch", "val_accuracy")} and trainer["rank"] == direct["rank"]
+    assert trainer["command"] == result["command"] and trainer["mean_val_accuracy"] == val
 
 
 @needs_naslib

@@ -748,6 +748,24 @@ def test_search_settings_name_what_tells_two_runs_apart_beyond_the_key_settings(
                         "c/search.json": base.replace("steps=100", "steps=400")}
 
 
+def test_a_search_through_naslibs_trainer_is_labelled_so_even_alone(tmp_path):
+    """naslib-run's search.json says `route: naslib-trainer`: its row says so first, whether or
+    not a `search` command's run of the same settings stands beside it."""
+    results = tmp_path / "results"
+    for name in ("trainer", "trainer_alone"):
+        _search_run(results / name, 100 if name == "trainer" else 400, [93.0])
+        path = results / name / "search.json"
+        data = json.loads(path.read_text())
+        data["config"]["route"] = "naslib-trainer"
+        path.write_text(json.dumps(data))
+    _search_run(results / "direct", 100, [93.0])
+    board = build_leaderboard(results, None, plots=False)
+    settings = {r["file"]: r["settings"] for r in board["search"]["rows"]}
+    base = "steps=100, mu=1.0, nu=adaptive, batch_size=64, labels=true, data=real"
+    assert settings == {"direct/search.json": base, "trainer/search.json": f"route=naslib-trainer, {base}",
+                        "trainer_alone/search.json": f"route=naslib-trainer, {base.replace('100', '400')}"}
+
+
 def test_leaderboard_shows_the_validation_metric_and_rank_of_a_pool_search(tmp_path):
     _val_search_run(tmp_path / "zc_random" / "nb101_pool", "nasbench101", "cifar10",
                     {"predictor": "zico", "budget": 100, "pool": 500}, [(94.0, 2), (93.0, 4)],

@@ -132,19 +132,16 @@ def run_search(
         searched = PoolSpace(space, (k for t in truths.values() for k in t.values))  # it drops repeats
     probe = batches_for(seeds[0])
     options = optimizer.recorded_options(space)
-    settings = {"optimizer": optimizer.name, "options": options, "space": space.name,
-                "dataset": dataset, "batch_size": probe.batch_size, "labels": probe.labels, "data": probe.data,
-                "images": Path(probe.images).name if probe.images else None,
-                **({"pool": len(searched.pool)} if pool else {})}
-    config = {**options, **{k: settings[k] for k in ("batch_size", "labels", "data", "images", "pool")
-                                        if k in settings}}
+    inputs = {**data_settings(probe), **({"pool": len(searched.pool)} if pool else {})}
+    settings = {"optimizer": optimizer.name, "options": options, "space": space.name, "dataset": dataset, **inputs}
+    config = {**options, **inputs}
     out.mkdir(parents=True, exist_ok=True)
 
     def write(records: dict) -> dict:
         # every finished seed in runs.jsonl, not only those asked for now: a rerun with fewer
         # seeds must not drop the others from the summary
         done = sorted(records.values(), key=lambda r: r["seed"])
-        result = _summary(optimizer, space, dataset, {**config, "seeds": [r["seed"] for r in done]}, done, truths,
+        result = summarise(optimizer, space, dataset, {**config, "seeds": [r["seed"] for r in done]}, done, truths,
                           transfer, notes, benchmark, probe, command, device)
         write_text_atomic(out / "search.json", json.dumps(result, indent=2) + "\n")
         return result
@@ -178,6 +175,12 @@ def run_search(
         return write(log.records)
 
 
+def data_settings(batches: BatchSource) -> dict:
+    """What a search's result depends on besides its options: the batches it scores on."""
+    return {"batch_size": batches.batch_size, "labels": batches.labels, "data": batches.data,
+            "images": Path(batches.images).name if batches.images else None}
+
+
 def found_metric(run: dict, of: int | None = None) -> str:
     """A found architecture's test accuracy, or its validation accuracy where the table holds no
     other (NB101, NB301, TNB), with its rank in the table when `of` (the table's size) is given."""
@@ -196,9 +199,11 @@ def _drop(journal: Path) -> None:
     Path(f"{journal}.lock").unlink(missing_ok=True)
 
 
-def _summary(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dict, records: list[dict],
-             truths: dict[str, GroundTruth], transfer: dict[str, GroundTruth], notes: list[str],
-             benchmark: Path | None, probe: BatchSource, command: str, device: torch.device) -> dict:
+def summarise(optimizer: Optimizer, space: SearchSpace, dataset: str, config: dict, records: list[dict],
+              truths: dict[str, GroundTruth], transfer: dict[str, GroundTruth], notes: list[str],
+              benchmark: Path | None, probe: BatchSource, command: str, device: torch.device) -> dict:
+    """search.json's content: each seed's record (seed, arch, arch_str, search and CPU seconds,
+    the optimizer's trace) with its accuracies and rank in `truths`, and their mean and std."""
     notes = list(notes)
     runs = []
     for r in records:

@@ -23,6 +23,7 @@ from naslib.search_spaces.core.graph import Graph
 from naslib.search_spaces.core.query_metrics import Metric
 
 from naslib_plugins.config import naslib_search_keys, unread_search_keys
+from naslib_plugins.data.batches import BatchSource
 from naslib_plugins.data.sources import BATCH_OPTIONS, make_batches
 from naslib_plugins.device import resolve_device
 from naslib_plugins.errors import UserError
@@ -64,6 +65,7 @@ class PluginOptimizer(MetaOptimizer):
         self.search_space: Graph | None = None
         self.dataset_api = None
         self.outcome: SearchOutcome | None = None
+        self.batches: BatchSource | None = None  # what the search scored on, once it has run
         self._result = torch.nn.Module()  # what the Trainer checkpoints: the found graph, as `.arch`
 
     def adapt_search_space(self, search_space: Graph, scope=None, dataset_api=None) -> None:
@@ -78,9 +80,9 @@ class PluginOptimizer(MetaOptimizer):
             raise UserError(f"{self.plugin}: call adapt_search_space(search_space) before the search")
         if self.outcome is not None:
             return
-        batches = make_batches(self.dataset, seed=self.seed, **self.data_options)
-        self.outcome = self.optimizer.search(self.space, self.dataset, batches, self.seed, progress=self.progress,
-                                             device=self.device)
+        self.batches = make_batches(self.dataset, seed=self.seed, **self.data_options)
+        self.outcome = self.optimizer.search(self.space, self.dataset, self.batches, self.seed,
+                                             progress=self.progress, device=self.device)
         self._result.arch = to_graph(self.outcome.arch, self.search_space)
 
     def get_final_architecture(self) -> Graph:

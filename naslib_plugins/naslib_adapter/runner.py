@@ -18,7 +18,7 @@ from naslib_plugins.config import read_yaml
 from naslib_plugins.device import environment
 from naslib_plugins.errors import UserError
 from naslib_plugins.evaluation.ground_truth import default_benchmark
-from naslib_plugins.evaluation.search_run import ACCURACY_METRICS, load_accuracies
+from naslib_plugins.evaluation.search_run import ACCURACY_METRICS, data_settings, load_accuracies, summarise
 from naslib_plugins.fileio import write_text_atomic
 from naslib_plugins.naslib_adapter.converters import from_graph
 from naslib_plugins.naslib_adapter.optimizers import make_optimizer
@@ -74,7 +74,10 @@ def run_config(path: str | Path, benchmark: str | Path | None = None, opts: Sequ
     """Search as the config (with `opts` merged in) says, write `<save>/naslib_run.json` and
     return its content, with the search's wall and CPU seconds and `command`. The found
     architecture's accuracies come from NASLib's benchmark through `Trainer.evaluate` when NASLib
-    has its data, else from our ground-truth file `benchmark` (default: the shared data's)."""
+    has its data, else from our ground-truth file `benchmark` (default: the shared data's). With
+    that file, `<save>/search.json` too: the run as the `search` command summarises one seed (its
+    rank in the table), with `route: naslib-trainer` in its config, so the leaderboard and the
+    tables show it beside the `search` command's runs."""
     config = load_config(path, opts)
     logger = setup_logger(config.save + "/log.log")
     logger.setLevel(logging.INFO)
@@ -84,6 +87,8 @@ def run_config(path: str | Path, benchmark: str | Path | None = None, opts: Sequ
     dataset_api, note = naslib_dataset_api(space.name, config.dataset)
     optimizer = make_optimizer(config)
     optimizer.adapt_search_space(search_space, dataset_api=dataset_api)
+    path = benchmark or default_benchmark(space)
+    truths, table_notes = load_accuracies(Path(path) if path else None, space, optimizer.dataset)  # before the search
     trainer = Trainer(optimizer, config, lightweight_output=True)
     wall, cpu = time.perf_counter(), time.process_time()
     trainer.search(resume_from="")
@@ -92,7 +97,8 @@ def run_config(path: str | Path, benchmark: str | Path | None = None, opts: Sequ
     notes = [note] if note else []
     if optimizer.ignored:
         notes.append(f"search keys ignored (no {config.optimizer} option): {', '.join(optimizer.ignored)}")
-    result = {"optimizer": config.optimizer, "options": optimizer.optimizer.recorded_options(space),
+    options = optimizer.optimizer.recorded_options(space)
+    result = {"optimizer": config.optimizer, "options": options,
               "space": space.name, "dataset": optimizer.dataset, "seed": config.seed, "arch": arch,
               "arch_str": space.to_string(arch), "search_seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
               "notes": notes, "command": command, "environment": environment(optimizer.device)}
@@ -100,13 +106,19 @@ def run_config(path: str | Path, benchmark: str | Path | None = None, opts: Sequ
         result["test_accuracy"] = trainer.evaluate(resume_from="", dataset_api=dataset_api)
         result["accuracy_source"] = "NASLib's benchmark, through Trainer.evaluate"
     else:
-        path = benchmark or default_benchmark(space)
-        truths, notes = load_accuracies(Path(path) if path else None, space, optimizer.dataset)
         for metric in ACCURACY_METRICS:
             result[metric] = truths[metric].get(space.hash(arch)) if metric in truths else None
         result["accuracy_source"] = Path(path).name if path else None
-        result["notes"] += notes
+        result["notes"] += table_notes
     result["trace"] = optimizer.outcome.trace
+    if truths:
+        record = {"seed": config.seed, "arch": json.loads(json.dumps(arch)), "arch_str": result["arch_str"],
+                  "search_seconds": wall, "cpu_seconds": cpu, "trace": optimizer.outcome.trace}
+        summary = summarise(optimizer.optimizer, space, optimizer.dataset,
+                            {**options, **data_settings(optimizer.batches), "route": "naslib-trainer",
+                             "seeds": [config.seed]}, [record], truths, {}, notes + table_notes, Path(path),
+                            optimizer.batches, command or "", optimizer.device)
+        write_text_atomic(Path(config.save) / "search.json", json.dumps(summary, indent=2) + "\n")
     out = Path(config.save) / "naslib_run.json"
     write_text_atomic(out, json.dumps(result, indent=2) + "\n")
     result["out"] = str(out)

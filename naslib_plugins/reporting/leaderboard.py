@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
 # the config values that tell one search protocol from another, in the order shown
-KEY_SETTINGS = ("predictor", "budget", "population", "sample_size", "pool", "validate_rounds", "steps", "mu", "nu",
-                "nu_stat", "drop_none", "per_cell", "hvp", "channels", "cells", "batch_size", "labels", "data")
+# (route: naslib-trainer for a search run through NASLib's Trainer, naslib_adapter/runner.py)
+KEY_SETTINGS = ("route", "predictor", "budget", "population", "sample_size", "pool", "validate_rounds", "steps", "mu",
+                "nu", "nu_stat", "drop_none", "per_cell", "hvp", "channels", "cells", "batch_size", "labels", "data")
 CSV_COLUMNS = ("kind", "space", "dataset", "transfer_from", "method", "file", "settings", "n_archs", "seeds", "metric",
                "kendall", "kendall_ci", "spearman", "spearman_ci", "top10_precision", "n_valid", "n_failed",
                "seconds_per_arch",
