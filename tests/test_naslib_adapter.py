@@ -435,6 +435,7 @@ def test_naslib_run_beyond_nb201_finds_what_the_search_command_finds(tmp_path, r
     assert {k: trainer["runs"][0][k] for k in ("arch", "val_accuracy")} == \
         {k: direct["runs"][0][k] for k in ("arch", "val_accuracy")} and trainer["rank"] == direct["rank"]
     assert trainer["command"] == result["command"] and trainer["mean_val_accuracy"] == val
+    assert len(set(trainer["notes"])) == len(trainer["notes"]) and set(result["notes"]) <= set(trainer["notes"])
 
 
 @needs_naslib

@@ -109,7 +109,7 @@ def run_config(path: str | Path, benchmark: str | Path | None = None, opts: Sequ
         for metric in ACCURACY_METRICS:
             result[metric] = truths[metric].get(space.hash(arch)) if metric in truths else None
         result["accuracy_source"] = Path(path).name if path else None
-        result["notes"] += table_notes
+        result["notes"] = notes + table_notes
     result["trace"] = optimizer.outcome.trace
     if truths:
         record = {"seed": config.seed, "arch": json.loads(json.dumps(arch)), "arch_str": result["arch_str"],
