@@ -733,12 +733,14 @@ def test_committed_tables_are_what_the_manifest_makes(shared_data, tmp_path, mon
 
 
 def test_search_settings_name_what_tells_two_runs_apart_beyond_the_key_settings(tmp_path):
+    """Settings a run leaves to the space (None) are not shown."""
     results = tmp_path / "results"
     for name, tau in (("a", 1.0), ("b", 0.5)):
         _search_run(results / name, 100, [93.0])
         path = results / name / "search.json"
         data = json.loads(path.read_text())
-        data["config"].update(tau=tau, xi=1.0)  # xi is the same in both: left out
+        # xi is the same in both: left out; channels None (the space's size) says nothing: left out
+        data["config"].update(tau=tau, xi=1.0, channels=None)
         path.write_text(json.dumps(data))
     _search_run(results / "c", 400, [94.0])  # its key settings already tell it apart
     board = build_leaderboard(results, None, plots=False)

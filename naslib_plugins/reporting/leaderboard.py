@@ -134,7 +134,8 @@ def search_section(results_dir: Path, anchors: Anchors | None, runs: list[tuple[
         row = {
             "kind": "search", "space": space, "dataset": dataset, "method": data["optimizer"],
             "file": path.relative_to(results_dir).as_posix(),
-            "settings": ", ".join(f"{k}={config[k]}" for k in shown[id(data)] if k in config),
+            # None: left to the space (NASI's supernet size on TNB), nothing to tell
+            "settings": ", ".join(f"{k}={config[k]}" for k in shown[id(data)] if config.get(k) is not None),
             "seeds": seed_list([r["seed"] for r in per_seed]),
             "metric": f"{metric}_accuracy", "mean_accuracy": data[f"mean_{metric}_accuracy"],
             "std_accuracy": data[f"std_{metric}_accuracy"],
