@@ -125,6 +125,28 @@ def test_exhausted_space_stops_with_a_warning(monkeypatch):
     assert "ran out of new architectures" in outcome.trace["warnings"][0]
 
 
+def test_evolution_on_an_exhausted_space_stops_before_its_tournament(monkeypatch):
+    # two architectures for a population of 6 and tournaments of 3: no tournament can be drawn
+    space = get_space("nasbench201")
+    monkeypatch.setattr(zero_shot, "MAX_STALE_PROPOSALS", 50)
+    monkeypatch.setattr(space, "sample", lambda rng: (0, 0, 0, 0, 0, int(rng.integers(2))))
+    opt = OPTIMIZERS.get("zc-evolution")(predictor=get_predictor("params"), budget=20, population=6, sample_size=3)
+    outcome = opt.search(space, "cifar10", _batches(), seed=0, progress=False)
+    assert outcome.trace["predictor_calls"] == 2 and outcome.trace["mutations"] == 0
+    assert outcome.trace["warnings"] == ["the space ran out of new architectures after 2 of the budget of 20"]
+
+
+def test_converged_evolution_says_it_stalled_not_that_the_space_ran_out(monkeypatch):
+    space = get_space("nasbench201")
+    monkeypatch.setattr(zero_shot, "MAX_STALE_PROPOSALS", 50)
+    monkeypatch.setattr(space, "mutate", lambda arch, rng: arch)  # every child was scored as its parent
+    opt = OPTIMIZERS.get("zc-evolution")(predictor=get_predictor("params"), budget=20, population=6, sample_size=3)
+    outcome = opt.search(space, "cifar10", _batches(), seed=0, progress=False)
+    assert outcome.trace["predictor_calls"] == 6 and outcome.trace["mutations"] == 50
+    assert outcome.trace["warnings"][0].startswith("the evolution stalled (50 mutations in a row")
+    assert outcome.trace["warnings"][0].endswith("after 6 of the budget of 20")
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"budget": 0}, "budget must be a positive integer"),
     ({"population": 10, "sample_size": 11}, "cannot exceed the population"),

@@ -28,7 +28,8 @@ from naslib_plugins.optimizers.base import Optimizer, SearchOutcome, predictor_n
 from naslib_plugins.predictors import Predictor, SetPredictor, get_predictor
 from naslib_plugins.spaces.base import SearchSpace
 
-# proposals without a new architecture before a search gives up (the space is exhausted)
+# proposals in a row without a new architecture before a search gives up: the space is exhausted
+# (random search) or the population has converged on a neighbourhood it has scored (evolution)
 MAX_STALE_PROPOSALS = 10_000
 # ZiCo's own search (Li et al., ICLR 2023) scores with ZiCo
 ZICO = get_predictor("zico")
@@ -106,7 +107,7 @@ class _Fitness:
         score = self.scores[self.space.hash(arch)]
         return -math.inf if score is None else score
 
-    def outcome(self, extra: dict) -> SearchOutcome:
+    def outcome(self, extra: dict, short_because: str = "the space ran out of new architectures") -> SearchOutcome:
         self._bar.close()
         valid = {k: v for k, v in self.scores.items() if v is not None}
         if not valid:
@@ -122,8 +123,7 @@ class _Fitness:
         if self.aggregate is not None:
             trace["components"] = list(self.columns)  # n_failed: architectures some component failed on
         if len(self.archs) < self.budget:
-            trace["warnings"] = [f"the space ran out of new architectures after {len(self.archs)} of the "
-                                 f"budget of {self.budget}"]
+            trace["warnings"] = [f"{short_because} after {len(self.archs)} of the budget of {self.budget}"]
         return SearchOutcome(arch=self.archs[best], trace=trace)
 
 
@@ -194,9 +194,10 @@ class ZeroShotEvolution(_ZeroShot):
                 stale = 0
             else:
                 stale += 1
+        space_exhausted = stale >= MAX_STALE_PROPOSALS  # then the population may be under the tournament size
         stale = 0
         mutations = 0
-        while not fitness.exhausted and stale < MAX_STALE_PROPOSALS:
+        while not space_exhausted and not fitness.exhausted and stale < MAX_STALE_PROPOSALS:
             members = rng.choice(len(population), size=self.sample_size, replace=False)
             parent = max((population[int(i)] for i in members), key=lambda a: (fitness.value(a), space.hash(a)))
             child = space.mutate(parent, rng)
@@ -204,4 +205,8 @@ class ZeroShotEvolution(_ZeroShot):
             population.append(child)
             population.popleft()
             mutations += 1
-        return fitness.outcome({"mutations": mutations})
+        if space_exhausted:
+            return fitness.outcome({"mutations": mutations})
+        return fitness.outcome({"mutations": mutations},
+                               f"the evolution stalled ({MAX_STALE_PROPOSALS} mutations in a row gave only "
+                               f"architectures scored before: the population converged)")
